@@ -1,0 +1,6 @@
+export * from './types.js';
+export * from './ports.js';
+export * from './json-diff.js';
+export * from './presets.js';
+export * from './policies/index.js';
+export * from './auth/index.js';

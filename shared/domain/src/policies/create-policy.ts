@@ -1,0 +1,34 @@
+import type { Policy, Principal, VersionOperation } from '../types.js';
+import { diffJson } from '../json-diff.js';
+import { requireAdmin, type PolicyDeps } from './deps.js';
+import { contentFromInput, type PolicyInput } from './policy-content.js';
+
+export async function createPolicy(
+  deps: PolicyDeps,
+  principal: Principal,
+  input: PolicyInput,
+  operation: VersionOperation = 'create',
+  loc: (string | number)[] = ['body'],
+): Promise<Policy> {
+  requireAdmin(principal);
+  const content = contentFromInput(input, loc);
+  const now = deps.now().toISOString();
+  const policy: Policy = {
+    ...content,
+    id: deps.newId(),
+    org_id: principal.org_id,
+    is_preset: false,
+    created_at: now,
+    updated_at: now,
+  };
+  await deps.policies.insert(policy, {
+    id: deps.newId(),
+    policy_id: policy.id,
+    org_id: principal.org_id,
+    operation,
+    timestamp: now,
+    user_id: principal.user_id,
+    diff: diffJson({}, content),
+  });
+  return policy;
+}

@@ -1,0 +1,45 @@
+import { isAppError, ValidationError } from '@guard/platform';
+import type { Policy, Principal } from '../types.js';
+import { createPolicy } from './create-policy.js';
+import { requireAdmin, type PolicyDeps } from './deps.js';
+import type { PolicyInput } from './policy-content.js';
+
+/** Import one policy in export form: any ids it carries are ignored, a new id is generated. */
+export async function importPolicy(deps: PolicyDeps, principal: Principal, input: PolicyInput): Promise<Policy> {
+  return createPolicy(deps, principal, input, 'import', ['body', 'policy']);
+}
+
+export interface BulkImportResult {
+  total: number;
+  successful: number;
+  failed: number;
+  results: { name: string | null; success: boolean; id: string | null; error: string | null }[];
+}
+
+/** A bulk item is either a parsed policy or the validation problem found with it. */
+export type BulkItem = { ok: true; input: PolicyInput } | { ok: false; name: string | null; error: string };
+
+export async function bulkImportPolicies(
+  deps: PolicyDeps,
+  principal: Principal,
+  items: BulkItem[],
+): Promise<BulkImportResult> {
+  requireAdmin(principal);
+  const results: BulkImportResult['results'] = [];
+  for (const [index, item] of items.entries()) {
+    if (!item.ok) {
+      results.push({ name: item.name, success: false, id: null, error: item.error });
+      continue;
+    }
+    try {
+      const p = await createPolicy(deps, principal, item.input, 'bulk_import', ['body', 'policies', index]);
+      results.push({ name: p.name, success: true, id: p.id, error: null });
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      const error = err instanceof ValidationError ? err.issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ') : err.message;
+      results.push({ name: item.input.name, success: false, id: null, error });
+    }
+  }
+  const successful = results.filter((r) => r.success).length;
+  return { total: results.length, successful, failed: results.length - successful, results };
+}

@@ -1,0 +1,133 @@
+import { ValidationError, type ValidationIssue } from '@guard/platform';
+import {
+  DEFAULT_BLOCK_MESSAGE,
+  DEFAULT_THRESHOLDS,
+  type Policy,
+  type PolicyContent,
+  type RuleMode,
+} from '../types.js';
+
+/** A policy as a create/import request gives it: everything but the name may be left out. */
+export interface PolicyInput {
+  name: string;
+  description?: string | undefined;
+  categories?: Record<string, string> | undefined;
+  rule_modes?: Record<string, RuleMode> | undefined;
+  mode?: string | undefined;
+  pre_violation_threshold?: number | undefined;
+  pre_jb_threshold?: number | undefined;
+  post_violation_threshold?: number | undefined;
+  post_violation_jb_threshold?: number | undefined;
+  scanners_config?: Record<string, unknown> | undefined;
+  block_message?: string | undefined;
+}
+
+export type PolicyPatch = Partial<PolicyInput>;
+
+export function contentFromInput(input: PolicyInput, loc: (string | number)[] = ['body']): PolicyContent {
+  const content: PolicyContent = {
+    name: input.name,
+    description: input.description ?? '',
+    rules: { ...(input.categories ?? {}) },
+    rule_modes: { ...(input.rule_modes ?? {}) },
+    mode: input.mode ?? 'content_moderation',
+    pre_violation_threshold: input.pre_violation_threshold ?? DEFAULT_THRESHOLDS.pre_violation_threshold,
+    pre_jb_threshold: input.pre_jb_threshold ?? DEFAULT_THRESHOLDS.pre_jb_threshold,
+    post_violation_threshold: input.post_violation_threshold ?? DEFAULT_THRESHOLDS.post_violation_threshold,
+    post_violation_jb_threshold: input.post_violation_jb_threshold ?? DEFAULT_THRESHOLDS.post_violation_jb_threshold,
+    scanners_config: { ...(input.scanners_config ?? {}) },
+    block_message: input.block_message ?? DEFAULT_BLOCK_MESSAGE,
+  };
+  checkRuleModes(content, loc);
+  return content;
+}
+
+/** Only the fields present in the patch change. Modes of rules that a patch removes go with them. */
+export function applyPatch(current: PolicyContent, patch: PolicyPatch): PolicyContent {
+  const next: PolicyContent = { ...current };
+  if (patch.name !== undefined) next.name = patch.name;
+  if (patch.description !== undefined) next.description = patch.description;
+  if (patch.mode !== undefined) next.mode = patch.mode;
+  if (patch.pre_violation_threshold !== undefined) next.pre_violation_threshold = patch.pre_violation_threshold;
+  if (patch.pre_jb_threshold !== undefined) next.pre_jb_threshold = patch.pre_jb_threshold;
+  if (patch.post_violation_threshold !== undefined) next.post_violation_threshold = patch.post_violation_threshold;
+  if (patch.post_violation_jb_threshold !== undefined) next.post_violation_jb_threshold = patch.post_violation_jb_threshold;
+  if (patch.scanners_config !== undefined) next.scanners_config = { ...patch.scanners_config };
+  if (patch.block_message !== undefined) next.block_message = patch.block_message;
+  if (patch.categories !== undefined) {
+    next.rules = { ...patch.categories };
+    if (patch.rule_modes === undefined) {
+      next.rule_modes = Object.fromEntries(
+        Object.entries(current.rule_modes).filter(([name]) => name in next.rules),
+      );
+    }
+  }
+  if (patch.rule_modes !== undefined) next.rule_modes = { ...patch.rule_modes };
+  checkRuleModes(next, ['body']);
+  return next;
+}
+
+function checkRuleModes(content: PolicyContent, loc: (string | number)[]): void {
+  const issues: ValidationIssue[] = [];
+  for (const name of Object.keys(content.rule_modes)) {
+    if (!(name in content.rules)) {
+      issues.push({
+        loc: [...loc, 'rule_modes', name],
+        msg: `rule_modes names "${name}", which is not a rule of this policy`,
+        type: 'value_error',
+      });
+    }
+  }
+  if (issues.length) throw new ValidationError(issues);
+}
+
+export function contentOf(p: Policy): PolicyContent {
+  return {
+    name: p.name,
+    description: p.description,
+    rules: p.rules,
+    rule_modes: p.rule_modes,
+    mode: p.mode,
+    pre_violation_threshold: p.pre_violation_threshold,
+    pre_jb_threshold: p.pre_jb_threshold,
+    post_violation_threshold: p.post_violation_threshold,
+    post_violation_jb_threshold: p.post_violation_jb_threshold,
+    scanners_config: p.scanners_config,
+    block_message: p.block_message,
+  };
+}
+
+export const EXPORT_VERSION = '1.0';
+
+export interface PolicyExportItem {
+  name: string;
+  description: string;
+  categories: Record<string, string>;
+  rule_modes: Record<string, RuleMode>;
+  mode: string;
+  pre_violation_threshold: number;
+  pre_jb_threshold: number;
+  post_violation_threshold: number;
+  post_violation_jb_threshold: number;
+  scanners_config: Record<string, unknown>;
+  block_message: string;
+  export_version: string;
+}
+
+export function toExportItem(p: Policy): PolicyExportItem {
+  const c = contentOf(p);
+  return {
+    name: c.name,
+    description: c.description,
+    categories: c.rules,
+    rule_modes: c.rule_modes,
+    mode: c.mode,
+    pre_violation_threshold: c.pre_violation_threshold,
+    pre_jb_threshold: c.pre_jb_threshold,
+    post_violation_threshold: c.post_violation_threshold,
+    post_violation_jb_threshold: c.post_violation_jb_threshold,
+    scanners_config: c.scanners_config,
+    block_message: c.block_message,
+    export_version: EXPORT_VERSION,
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The closed set of error codes the service answers with (spec/decisions.md, "Errors").
+ * Every transport maps an AppError to its own wire shape in exactly one place.
+ */
+export const ErrorCodes = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  ADMIN_REQUIRED: 403,
+  STAFF_REQUIRED: 403,
+  PRESET_POLICY_READ_ONLY: 403,
+  ORG_NOT_EXPORTABLE: 403,
+  NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  VALIDATION_ERROR: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  UPSTREAM_ERROR: 502,
+  SCORER_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+/** One problem with the input, in the `{loc, msg, type}` form of the validation error body. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, details?: unknown) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ErrorCodes[code];
+    this.details = details ?? null;
+  }
+}
+
+export class ValidationError extends AppError {
+  readonly issues: ValidationIssue[];
+
+  constructor(issues: ValidationIssue[], message = 'Request validation failed') {
+    super('VALIDATION_ERROR', message, issues);
+    this.name = 'ValidationError';
+    this.issues = issues;
+  }
+
+  static single(loc: (string | number)[], msg: string, type = 'value_error'): ValidationError {
+    return new ValidationError([{ loc, msg, type }], msg);
+  }
+}
+
+export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,5 @@
+export * from './errors.js';
+export * from './ids.js';
+export * from './logger.js';
+export * from './config.js';
+export * from './lifecycle.js';

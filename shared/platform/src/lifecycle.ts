@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+
+type Closer = () => Promise<void> | void;
+
+/**
+ * Graceful shutdown: closers run in reverse registration order (last opened, first closed), once,
+ * on SIGTERM/SIGINT or an explicit call. A second signal exits at once.
+ */
+export class Lifecycle {
+  private closers: { name: string; close: Closer }[] = [];
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly logger: Logger) {}
+
+  onClose(name: string, close: Closer): void {
+    this.closers.push({ name, close });
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        for (const { name, close } of [...this.closers].reverse()) {
+          try {
+            await close();
+          } catch (err) {
+            this.logger.error({ err, component: name }, 'error during shutdown');
+          }
+        }
+      })();
+    }
+    return this.closing;
+  }
+
+  installSignalHandlers(): void {
+    let signalled = false;
+    const handler = (signal: NodeJS.Signals) => {
+      if (signalled) process.exit(1);
+      signalled = true;
+      this.logger.info({ signal }, 'shutting down');
+      void this.close().then(() => process.exit(0));
+    };
+    process.on('SIGTERM', handler);
+    process.on('SIGINT', handler);
+  }
+}

@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages export their TypeScript sources under the "source" condition, so tests run
+// against src/ without a build. E2E tests start the compiled server (see test/e2e/support).
+const resolve = { conditions: ['source', 'module', 'node', 'import', 'default'] };
+
+export default defineConfig({
+  resolve,
+  ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+  test: {
+    projects: [
+      {
+        resolve,
+        ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+        test: {
+          name: 'unit',
+          include: ['{services,shared,scripts}/**/src/**/*.test.ts', 'scripts/**/*.test.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**', '**/*.int.test.ts'],
+        },
+      },
+      {
+        resolve,
+        ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.e2e.test.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
