@@ -1,1 +1,2 @@
 export * from './detectors.js';
+export * from './engine-types.js';
