@@ -1,1 +1,2 @@
-export {};
+export * from './builders.js';
+export * from './store-contracts.js';

@@ -1,0 +1,3 @@
+export * from './memory-org-store.js';
+export * from './memory-api-key-store.js';
+export * from './memory-policy-store.js';

@@ -1,0 +1,8 @@
+import { apiKeyStoreContract, orgStoreContract, policyStoreContract } from '@guard/testing';
+import { MemoryApiKeyStore } from './memory-api-key-store.js';
+import { MemoryOrgStore } from './memory-org-store.js';
+import { MemoryPolicyStore } from './memory-policy-store.js';
+
+orgStoreContract('memory', () => new MemoryOrgStore());
+apiKeyStoreContract('memory', () => ({ keys: new MemoryApiKeyStore(), orgs: new MemoryOrgStore() }));
+policyStoreContract('memory', () => new MemoryPolicyStore());
