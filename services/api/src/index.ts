@@ -1,1 +1,5 @@
-export {};
+export * from './app.js';
+export * from './deps.js';
+export * from './http/errors.js';
+export * from './http/auth.js';
+export * from './http/context.js';

@@ -1,1 +1,3 @@
-export {};
+export * from './common.js';
+export * from './policies.js';
+export * from './openapi.js';

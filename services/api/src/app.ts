@@ -1,0 +1,33 @@
+import express, { type Express } from 'express';
+import type { PolicyDeps } from '@guard/domain';
+import type { ApiDeps } from './deps.js';
+import { authMiddleware } from './http/auth.js';
+import { requestContext } from './http/context.js';
+import { errorHandler, notFoundHandler } from './http/errors.js';
+import { opsRouter } from './routes/ops.js';
+import { policiesRouter } from './routes/policies.js';
+
+/** Builds the HTTP app from its dependencies. No I/O happens here: the caller listens. */
+export function createApp(deps: ApiDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', 'simple');
+
+  app.use(requestContext(deps.logger, deps.config.accessLog));
+  app.use(opsRouter(deps));
+  // Set before body parsing, so that malformed JSON on these routes gets their validation body too.
+  app.use(['/policies', '/activity'], (req, _res, next) => {
+    req.ctx.validationStyle = 'detail';
+    next();
+  });
+  app.use(express.json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+
+  const policyDeps: PolicyDeps = { policies: deps.policies, newId: deps.newId, now: deps.now };
+  const auth = authMiddleware(deps);
+  app.use('/policies', auth, policiesRouter(policyDeps));
+
+  app.use(notFoundHandler());
+  app.use(errorHandler());
+  return app;
+}

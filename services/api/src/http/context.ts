@@ -1,0 +1,51 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '@guard/platform';
+import type { Principal } from '@guard/domain';
+
+export interface RequestContext {
+  requestId: string;
+  logger: Logger;
+  principal: Principal | null;
+  /** Policy and activity endpoints answer validation errors as `{detail: [...]}`; the rest use the standard body. */
+  validationStyle: 'detail' | 'standard';
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    ctx: RequestContext;
+  }
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export function requestContext(logger: Logger, accessLog: boolean) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', requestId);
+    req.ctx = { requestId, logger: logger.child({ request_id: requestId }), principal: null, validationStyle: 'standard' };
+    if (accessLog) {
+      const started = process.hrtime.bigint();
+      res.on('finish', () => {
+        req.ctx.logger.info(
+          {
+            method: req.method,
+            path: req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : req.path,
+            status: res.statusCode,
+            duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+            org_id: req.ctx.principal?.org_id,
+          },
+          'request',
+        );
+      });
+    }
+    next();
+  };
+}
+
+export function requirePrincipal(req: Request): Principal {
+  const p = req.ctx.principal;
+  if (!p) throw new Error('route mounted without authentication');
+  return p;
+}

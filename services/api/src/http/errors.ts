@@ -1,0 +1,76 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, isAppError, ValidationError, type ErrorCode } from '@guard/platform';
+
+/** The one place where errors become HTTP answers. */
+
+export function standardBody(code: ErrorCode, message: string, details: unknown = null) {
+  return { error: true as const, message, detail: message, error_code: code, details };
+}
+
+interface BodyParserError {
+  type: string;
+  status?: number;
+  message: string;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return typeof err === 'object' && err !== null && typeof (err as { type?: unknown }).type === 'string' && 'status' in err;
+}
+
+export function toAppError(err: unknown): AppError | null {
+  if (isAppError(err)) return err;
+  if (isBodyParserError(err)) {
+    if (err.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body exceeds the configured size limit');
+    if (err.type === 'entity.parse.failed') {
+      return new ValidationError([{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }], 'Request body is not valid JSON');
+    }
+    if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
+      return new AppError('BAD_REQUEST', err.message);
+    }
+    if (err.type === 'request.aborted') return new AppError('BAD_REQUEST', 'Request aborted by the client');
+  }
+  return null;
+}
+
+export function errorHandler() {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const appError = toAppError(err);
+    if (res.headersSent) {
+      req.ctx?.logger.warn({ err }, 'error after response started');
+      res.end();
+      return;
+    }
+    if (!appError) {
+      req.ctx?.logger.error({ err }, 'unhandled error');
+      res.status(500).json(standardBody('INTERNAL_ERROR', 'Internal server error'));
+      return;
+    }
+    const style = req.ctx?.validationStyle ?? 'standard';
+    if (appError instanceof ValidationError) {
+      const jsonInvalid = appError.issues.some((i) => i.type === 'json_invalid');
+      if (style === 'detail') {
+        res.status(422).json({ detail: appError.issues });
+      } else if (jsonInvalid) {
+        res.status(400).json(standardBody('BAD_REQUEST', appError.message, appError.issues));
+      } else {
+        res.status(422).json(standardBody('VALIDATION_ERROR', summarize(appError), appError.issues));
+      }
+      return;
+    }
+    if (appError.status >= 500) req.ctx?.logger.error({ err: appError }, appError.message);
+    res.status(appError.status).json(standardBody(appError.code, appError.message, appError.details));
+  };
+}
+
+function summarize(e: ValidationError): string {
+  const first = e.issues[0];
+  if (!first) return e.message;
+  const more = e.issues.length > 1 ? ` (and ${e.issues.length - 1} more)` : '';
+  return `${first.loc.join('.')}: ${first.msg}${more}`;
+}
+
+export function notFoundHandler() {
+  return (req: Request, res: Response): void => {
+    res.status(404).json(standardBody('NOT_FOUND', `No route for ${req.method} ${req.path}`));
+  };
+}

@@ -1,0 +1,37 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { buildOpenApiDocument } from '@guard/contracts';
+import type { ApiDeps } from '../deps.js';
+
+/** Unauthenticated routes: probes and API documentation. */
+export function opsRouter(deps: Pick<ApiDeps, 'ready' | 'config' | 'logger'>): Router {
+  const r = Router();
+  let openapi: object | null = null;
+  const doc = () => (openapi ??= buildOpenApiDocument(deps.config.version));
+
+  r.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', version: deps.config.version });
+  });
+
+  r.get('/readyz', async (_req, res) => {
+    let ready = false;
+    try {
+      ready = await deps.ready();
+    } catch (err) {
+      deps.logger.warn({ err }, 'readiness check failed');
+    }
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready' });
+  });
+
+  r.get('/openapi.json', (_req, res) => {
+    res.json(doc());
+  });
+
+  // swagger-ui-express serves its assets from the installed package: no CDN is needed.
+  let docsPage: RequestHandler | null = null;
+  r.use('/docs', swaggerUi.serve, (req: Request, res: Response, next: NextFunction) => {
+    docsPage ??= swaggerUi.setup(doc(), { customSiteTitle: 'Guardrail API' });
+    docsPage(req, res, next);
+  });
+  return r;
+}

@@ -1,0 +1,115 @@
+import { Router, type Request } from 'express';
+import { parseOrThrow, zodIssues } from '@guard/platform';
+import {
+  bulkImportPolicies,
+  createPolicy,
+  deletePolicy,
+  getPolicy,
+  getPolicyAtVersion,
+  importPolicy,
+  listAllPolicies,
+  listPolicies,
+  listPolicyVersions,
+  requireAdmin,
+  toExportItem,
+  updatePolicy,
+  EXPORT_VERSION,
+  type BulkItem,
+  type Policy,
+  type PolicyDeps,
+} from '@guard/domain';
+import {
+  BulkImportRequest,
+  PolicyCreateRequest,
+  PolicyImportItem,
+  PolicyImportRequest,
+  PolicyListQuery,
+  PolicyUpdateRequest,
+} from '@guard/contracts';
+import { requirePrincipal } from '../http/context.js';
+
+/** The response form of a policy: storage details such as the owning org stay inside. */
+export function policyResponse(p: Policy) {
+  const { org_id: _org, id, ...rest } = p;
+  return { id, ...rest };
+}
+
+const param = (req: Request, name: string): string => String(req.params[name] ?? '');
+
+export function policiesRouter(deps: PolicyDeps): Router {
+  const r = Router();
+
+  r.get('/', async (req, res) => {
+    const q = parseOrThrow(PolicyListQuery, req.query, ['query']);
+    const list = await listPolicies(deps, requirePrincipal(req), q.limit ?? null, q.offset);
+    res.json({ ...list, policies: list.policies.map(policyResponse) });
+  });
+
+  r.get('/export', async (req, res) => {
+    const all = await listAllPolicies(deps, requirePrincipal(req));
+    res.json({
+      policies: all.map(toExportItem),
+      export_date: deps.now().toISOString(),
+      export_version: EXPORT_VERSION,
+      total: all.length,
+    });
+  });
+
+  r.post('/', async (req, res) => {
+    const principal = requirePrincipal(req);
+    requireAdmin(principal);
+    const body = parseOrThrow(PolicyCreateRequest, req.body, ['body']);
+    res.status(201).json(policyResponse(await createPolicy(deps, principal, body)));
+  });
+
+  r.post('/import', async (req, res) => {
+    const principal = requirePrincipal(req);
+    requireAdmin(principal);
+    const body = parseOrThrow(PolicyImportRequest, req.body, ['body']);
+    res.json(policyResponse(await importPolicy(deps, principal, body.policy)));
+  });
+
+  r.post('/bulk-import', async (req, res) => {
+    const principal = requirePrincipal(req);
+    requireAdmin(principal);
+    const body = parseOrThrow(BulkImportRequest, req.body, ['body']);
+    const items: BulkItem[] = body.policies.map((raw, index) => {
+      const parsed = PolicyImportItem.safeParse(raw);
+      if (parsed.success) return { ok: true, input: parsed.data };
+      const name = typeof raw === 'object' && raw !== null && typeof (raw as { name?: unknown }).name === 'string' ? (raw as { name: string }).name : null;
+      const error = zodIssues(parsed.error, ['body', 'policies', index]).map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ');
+      return { ok: false, name, error };
+    });
+    res.json(await bulkImportPolicies(deps, principal, items));
+  });
+
+  r.get('/:policy_id', async (req, res) => {
+    res.json(policyResponse(await getPolicy(deps, requirePrincipal(req), param(req, 'policy_id'))));
+  });
+
+  r.get('/:policy_id/export', async (req, res) => {
+    res.json(toExportItem(await getPolicy(deps, requirePrincipal(req), param(req, 'policy_id'))));
+  });
+
+  r.get('/:policy_id/versions', async (req, res) => {
+    res.json(await listPolicyVersions(deps, requirePrincipal(req), param(req, 'policy_id')));
+  });
+
+  r.get('/:policy_id/versions/:version_id', async (req, res) => {
+    const v = await getPolicyAtVersion(deps, requirePrincipal(req), param(req, 'policy_id'), param(req, 'version_id'));
+    res.json({ ...v, policy_state: policyResponse(v.policy_state) });
+  });
+
+  r.put('/:policy_id', async (req, res) => {
+    const principal = requirePrincipal(req);
+    requireAdmin(principal);
+    const body = parseOrThrow(PolicyUpdateRequest, req.body, ['body']);
+    res.json(policyResponse(await updatePolicy(deps, principal, param(req, 'policy_id'), body)));
+  });
+
+  r.delete('/:policy_id', async (req, res) => {
+    res.json(await deletePolicy(deps, requirePrincipal(req), param(req, 'policy_id')));
+  });
+
+  return r;
+}

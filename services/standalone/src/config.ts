@@ -1,0 +1,49 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { envBool, envBytes, envInt, parseEnv } from '@guard/platform';
+
+/**
+ * Every setting of the standalone server. This is the only file that reads process.env; each
+ * variable is documented in the README ("Settings").
+ */
+const Env = z.object({
+  MODE: z.enum(['embedded', 'distributed']).default('embedded'),
+  PORT: envInt(8080, 0, 65535),
+  HOST: z.string().default('0.0.0.0'),
+  GUARD_DATA_DIR: z.string().default('./data'),
+  GUARD_BODY_LIMIT: envBytes(1024 * 1024),
+  GUARD_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  GUARD_LOG_CONTENT: envBool(false),
+  GUARD_ACCESS_LOG: envBool(true),
+  GUARD_BOOTSTRAP_ADMIN_KEY: z.string().min(20).max(256).optional(),
+});
+
+export interface StandaloneConfig {
+  mode: 'embedded' | 'distributed';
+  port: number;
+  host: string;
+  dataDir: string;
+  dbFile: string;
+  bodyLimitBytes: number;
+  logLevel: string;
+  logContent: boolean;
+  accessLog: boolean;
+  bootstrapAdminKey: string | undefined;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): StandaloneConfig {
+  const e = parseEnv(Env, env);
+  const dataDir = path.resolve(e.GUARD_DATA_DIR);
+  return {
+    mode: e.MODE,
+    port: e.PORT,
+    host: e.HOST,
+    dataDir,
+    dbFile: path.join(dataDir, 'guard.db'),
+    bodyLimitBytes: e.GUARD_BODY_LIMIT,
+    logLevel: e.GUARD_LOG_LEVEL,
+    logContent: e.GUARD_LOG_CONTENT,
+    accessLog: e.GUARD_ACCESS_LOG,
+    bootstrapAdminKey: e.GUARD_BOOTSTRAP_ADMIN_KEY,
+  };
+}

@@ -1,0 +1,56 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createLogger, Lifecycle, type Logger } from '@guard/platform';
+import { bootstrapIfEmpty } from '@guard/domain';
+import { createApp } from '@guard/api';
+import type { StandaloneConfig } from './config.js';
+import { buildEmbeddedDeps } from './deps.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  server: Server;
+  close: () => Promise<void>;
+  /** The bootstrap admin key, when this start created it (first start on an empty store). */
+  bootstrapKey: string | null;
+}
+
+export async function startServer(config: StandaloneConfig, logger: Logger = createLogger({ level: config.logLevel, logContent: config.logContent, name: 'guard' })): Promise<RunningServer> {
+  if (config.mode !== 'embedded') {
+    throw new Error('The standalone server runs MODE=embedded only; distributed mode runs each role with ROLE=api|scorer|activity-ingester|jobs-worker.');
+  }
+  const lifecycle = new Lifecycle(logger);
+  const deps = buildEmbeddedDeps(config, logger);
+  lifecycle.onClose('sqlite', () => {
+    deps.db.close();
+  });
+
+  const boot = await bootstrapIfEmpty(
+    { orgs: deps.api.orgs, keys: deps.api.keys, newId: deps.api.newId, now: deps.api.now },
+    config.bootstrapAdminKey,
+  );
+
+  const app = createApp(deps.api);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+  });
+  server.keepAliveTimeout = 65_000;
+  lifecycle.onClose('http', () => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  }));
+
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  logger.info({ port, data_dir: config.dataDir, mode: config.mode }, 'guard listening');
+  if (boot) logger.info({ org_id: boot.org.id }, 'first start: created the default org and an admin key');
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    server,
+    close: () => lifecycle.close(),
+    bootstrapKey: boot ? boot.key : null,
+  };
+}
+
+export { Lifecycle };
