@@ -24,6 +24,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.e2e.test.ts'],
+          globalSetup: ['test/e2e/support/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

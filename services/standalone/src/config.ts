@@ -15,7 +15,8 @@ const Env = z.object({
   GUARD_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GUARD_LOG_CONTENT: envBool(false),
   GUARD_ACCESS_LOG: envBool(true),
-  GUARD_BOOTSTRAP_ADMIN_KEY: z.string().min(20).max(256).optional(),
+  // An empty value counts as unset (handy in env files and test harnesses).
+  GUARD_BOOTSTRAP_ADMIN_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(20).max(256).optional()),
 });
 
 export interface StandaloneConfig {

@@ -11,8 +11,10 @@ export interface RunningServer {
   port: number;
   server: Server;
   close: () => Promise<void>;
-  /** The bootstrap admin key, when this start created it (first start on an empty store). */
+  /** The bootstrap admin key, when this start generated it (first start on an empty store). */
   bootstrapKey: string | null;
+  /** True when this start created the default org and its admin key. */
+  bootstrapped: boolean;
 }
 
 export async function startServer(config: StandaloneConfig, logger: Logger = createLogger({ level: config.logLevel, logContent: config.logContent, name: 'guard' })): Promise<RunningServer> {
@@ -43,13 +45,19 @@ export async function startServer(config: StandaloneConfig, logger: Logger = cre
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   logger.info({ port, data_dir: config.dataDir, mode: config.mode }, 'guard listening');
-  if (boot) logger.info({ org_id: boot.org.id }, 'first start: created the default org and an admin key');
+  if (boot) {
+    logger.info(
+      { org_id: boot.org.id, key_source: boot.generated ? 'generated' : 'GUARD_BOOTSTRAP_ADMIN_KEY' },
+      'first start: created the default org and an admin key',
+    );
+  }
   return {
     url: `http://${host}:${port}`,
     port,
     server,
     close: () => lifecycle.close(),
-    bootstrapKey: boot ? boot.key : null,
+    bootstrapKey: boot?.generated ? boot.key : null,
+    bootstrapped: boot !== null,
   };
 }
 

@@ -31,10 +31,11 @@ export function requestContext(logger: Logger, accessLog: boolean) {
         req.ctx.logger.info(
           {
             method: req.method,
-            path: req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : req.path,
+            // The route pattern, not the raw path, so log lines group by endpoint.
+            route: req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : undefined,
+            path: req.originalUrl.split('?')[0],
             status: res.statusCode,
             duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
-            org_id: req.ctx.principal?.org_id,
           },
           'request',
         );
