@@ -11,8 +11,12 @@ describe('restart', () => {
     const dataDir = tempDataDir();
     const first = await startGuard({ dataDir, env: { GUARD_BOOTSTRAP_ADMIN_KEY: '' } });
     running = first;
-    const banner = first.logs.join('\n');
-    const key = /\n\s+(gk_[A-Za-z0-9]{40})\s*\n/.exec(banner)?.[1];
+    // The banner is printed right after the listening line: give it a moment to arrive.
+    let key: string | undefined;
+    for (let i = 0; i < 50 && !key; i++) {
+      key = /^\s+(gk_[A-Za-z0-9]{40})\s*$/m.exec(first.logs.join('\n'))?.[1];
+      if (!key) await new Promise((r) => setTimeout(r, 50));
+    }
     expect(key, 'first start prints a generated admin key').toBeDefined();
     const c1 = client(first.url, key!);
     const p = (await c1.post('/policies', { name: 'durable', categories: { a: 'rule a' } })).body;

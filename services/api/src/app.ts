@@ -1,11 +1,12 @@
 import express, { type Express } from 'express';
-import type { PolicyDeps } from '@guard/domain';
+import type { MonitorDeps, PolicyDeps } from '@guard/domain';
 import type { ApiDeps } from './deps.js';
 import { authMiddleware } from './http/auth.js';
 import { requestContext } from './http/context.js';
 import { errorHandler, notFoundHandler } from './http/errors.js';
 import { opsRouter } from './routes/ops.js';
 import { policiesRouter } from './routes/policies.js';
+import { monitorRouter } from './routes/monitor.js';
 
 /** Builds the HTTP app from its dependencies. No I/O happens here: the caller listens. */
 export function createApp(deps: ApiDeps): Express {
@@ -26,6 +27,18 @@ export function createApp(deps: ApiDeps): Express {
   const policyDeps: PolicyDeps = { policies: deps.policies, newId: deps.newId, now: deps.now };
   const auth = authMiddleware(deps);
   app.use('/policies', auth, policiesRouter(policyDeps));
+
+  const monitorDeps: MonitorDeps = {
+    policies: deps.policies,
+    orgs: deps.orgs,
+    engine: deps.engine,
+    activity: deps.activitySink,
+    newId: deps.newId,
+    now: deps.now,
+    failMode: deps.config.failMode,
+    excerptChars: deps.config.excerptChars,
+  };
+  app.use('/guard', auth, monitorRouter(monitorDeps, { maxMessages: deps.config.maxMessages, maxTextChars: deps.config.maxTextChars }));
 
   app.use(notFoundHandler());
   app.use(errorHandler());

@@ -1,5 +1,6 @@
 import type { Logger } from '@guard/platform';
-import type { ApiKeyStore, OrgStore, PolicyStore } from '@guard/domain';
+import type { ActivitySink, ActivityStore, ApiKeyStore, OrgStore, PolicyStore } from '@guard/domain';
+import type { ScoreEngine } from '@guard/scoring';
 
 export interface ApiConfig {
   /** Largest accepted request body, in bytes (413 beyond). */
@@ -8,6 +9,14 @@ export interface ApiConfig {
   version: string;
   /** Write one log line per request at info level. */
   accessLog: boolean;
+  /** Most messages one monitor request may carry. */
+  maxMessages: number;
+  /** Most characters of text (all messages together) one monitor request may carry. */
+  maxTextChars: number;
+  /** `closed`: a scoring failure reports violation 1.0; `open`: 0.0. Both set error: true. */
+  failMode: 'open' | 'closed';
+  /** Characters of input/output kept in activity records (0 keeps none). */
+  excerptChars: number;
 }
 
 /** Everything the HTTP layer needs, handed in by a composition root; createApp does no I/O. */
@@ -17,6 +26,9 @@ export interface ApiDeps {
   orgs: OrgStore;
   keys: ApiKeyStore;
   policies: PolicyStore;
+  activities: ActivityStore;
+  activitySink: ActivitySink;
+  engine: ScoreEngine;
   newId: () => string;
   now: () => Date;
   /** Readiness of the stores and engines behind the API. */

@@ -16,6 +16,14 @@ const Env = z.object({
   GUARD_LOG_CONTENT: envBool(false),
   GUARD_ACCESS_LOG: envBool(true),
   // An empty value counts as unset (handy in env files and test harnesses).
+  GUARD_MONITOR_MAX_MESSAGES: envInt(500, 1, 100_000),
+  GUARD_MONITOR_MAX_CHARS: envInt(200_000, 1, 50_000_000),
+  GUARD_FAIL_MODE: z.enum(['open', 'closed']).default('closed'),
+  GUARD_ACTIVITY_EXCERPT_CHARS: envInt(200, 0, 100_000),
+  GUARD_JUDGE_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  GUARD_JUDGE_MODEL: z.string().optional(),
+  GUARD_JUDGE_API_KEY: z.string().optional(),
+  GUARD_JUDGE_TIMEOUT_MS: envInt(8000, 100, 600_000),
   GUARD_BOOTSTRAP_ADMIN_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(20).max(256).optional()),
 });
 
@@ -30,6 +38,11 @@ export interface StandaloneConfig {
   logContent: boolean;
   accessLog: boolean;
   bootstrapAdminKey: string | undefined;
+  maxMessages: number;
+  maxTextChars: number;
+  failMode: 'open' | 'closed';
+  excerptChars: number;
+  judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | null;
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): StandaloneConfig {
@@ -46,5 +59,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logContent: e.GUARD_LOG_CONTENT,
     accessLog: e.GUARD_ACCESS_LOG,
     bootstrapAdminKey: e.GUARD_BOOTSTRAP_ADMIN_KEY,
+    maxMessages: e.GUARD_MONITOR_MAX_MESSAGES,
+    maxTextChars: e.GUARD_MONITOR_MAX_CHARS,
+    failMode: e.GUARD_FAIL_MODE,
+    excerptChars: e.GUARD_ACTIVITY_EXCERPT_CHARS,
+    judge: e.GUARD_JUDGE_BASE_URL
+      ? { baseUrl: e.GUARD_JUDGE_BASE_URL, model: e.GUARD_JUDGE_MODEL ?? 'gpt-4o-mini', apiKey: e.GUARD_JUDGE_API_KEY, timeoutMs: e.GUARD_JUDGE_TIMEOUT_MS }
+      : null,
   };
 }

@@ -37,6 +37,9 @@ export async function startServer(config: StandaloneConfig, logger: Logger = cre
     const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
   });
   server.keepAliveTimeout = 65_000;
+  // Registered before the HTTP server so it runs after it on close: buffered activity is
+  // written once no request can add more.
+  lifecycle.onClose('activity', () => deps.api.activitySink.flush());
   lifecycle.onClose('http', () => new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();

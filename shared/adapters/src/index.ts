@@ -1,2 +1,3 @@
 export * from './sqlite/index.js';
 export * from './memory/index.js';
+export * from './activity/batching-activity-sink.js';

@@ -1,3 +1,4 @@
 export * from './common.js';
 export * from './policies.js';
+export * from './monitor.js';
 export * from './openapi.js';

@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ErrorBody, ValidationErrorBody } from './common.js';
+import { MonitorRequest, MonitorResponse } from './monitor.js';
 import {
   BulkImportRequest,
   BulkImportResponse,
@@ -55,6 +56,22 @@ const policyRoutes: RouteConfig[] = [
   { method: 'delete', path: '/policies/{policy_id}', tags: ['policies'], summary: 'Delete a policy; its versions stay readable (admin)', security, request: { params: policyId }, responses: { 200: json(DeleteResponse, 'Deleted'), ...adminOnly, ...notFound, ...errors } },
 ];
 policyRoutes.forEach(describeRoute);
+
+describeRoute({
+  method: 'post',
+  path: '/guard/monitor',
+  tags: ['monitoring'],
+  summary: 'Score text or a conversation against a policy, inline rules and the built-in signals; records one activity',
+  security: [{ bearer: [] }],
+  request: { body: { content: { 'application/json': { schema: MonitorRequest } } } },
+  responses: {
+    200: json(MonitorResponse, 'Scores'),
+    400: json(ErrorBody, 'Malformed JSON (BAD_REQUEST)'),
+    404: json(ErrorBody, 'A policy id that is not one of the caller\'s (NOT_FOUND)'),
+    422: json(ErrorBody, 'Invalid request (VALIDATION_ERROR), details list loc/msg/type'),
+    ...errors,
+  },
+});
 
 registry.registerPath({ method: 'get', path: '/healthz', tags: ['ops'], summary: 'Liveness', responses: { 200: { description: 'Process is up' } } });
 registry.registerPath({ method: 'get', path: '/readyz', tags: ['ops'], summary: 'Readiness (stores reachable)', responses: { 200: { description: 'Ready' }, 503: { description: 'Not ready' } } });

@@ -4,3 +4,4 @@ export * from './json-diff.js';
 export * from './presets.js';
 export * from './policies/index.js';
 export * from './auth/index.js';
+export * from './monitor/index.js';

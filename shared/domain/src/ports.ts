@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, Org, Policy, PolicyVersion } from './types.js';
+import type { Activity, ApiKeyRecord, Org, Policy, PolicyVersion } from './types.js';
 
 /**
  * Storage ports. Each has an embedded adapter (SQLite), an in-memory twin and, in distributed
@@ -47,4 +47,37 @@ export interface PolicyStore {
   list(orgId: string, page: PageRequest): Promise<PolicyPage>;
   /** Versions newest first. */
   listVersions(orgId: string, policyId: string): Promise<PolicyVersion[]>;
+}
+
+export interface ActivityQuery {
+  /** Return activities with an id strictly greater than this (the export cursor). */
+  after?: string | undefined;
+  /** Exclusive time bounds, epoch milliseconds. */
+  since?: number | undefined;
+  until?: number | undefined;
+  alarmOnly?: boolean | undefined;
+  limit: number;
+}
+
+export interface ActivityPage {
+  items: Activity[];
+  has_more: boolean;
+}
+
+export interface ActivityStore {
+  /** Idempotent by id: recording the same activity twice stores it once. */
+  record(activities: Activity[]): Promise<void>;
+  /** Oldest first, scoped to one org. */
+  list(orgId: string, query: ActivityQuery): Promise<ActivityPage>;
+  get(orgId: string, id: string): Promise<Activity | null>;
+}
+
+/**
+ * Where recorded decisions go: a batching writer over the ActivityStore in embedded mode, a
+ * Kafka producer in distributed mode. `publish` resolves once the activity is durable.
+ */
+export interface ActivitySink {
+  publish(activity: Activity): Promise<void>;
+  /** Write out anything buffered (graceful shutdown). */
+  flush(): Promise<void>;
 }

@@ -96,3 +96,24 @@ export interface PolicyVersion {
   user_id: string;
   diff: DiffEntry[];
 }
+
+/** One recorded decision (spec/decisions.md, "Activity"). */
+export interface Activity {
+  id: string;
+  org_id: string;
+  created_at: string;
+  endpoint: string;
+  policy_id: string | null;
+  policy_ids: string[];
+  model: string | null;
+  api_key_id: string;
+  user_id: string;
+  alarm: boolean;
+  blocked: boolean;
+  pre_analysis: Record<string, unknown> | null;
+  post_generation_analysis: Record<string, unknown> | null;
+  latency_ms: number;
+  input_excerpt: string | null;
+  output_excerpt: string | null;
+  metadata: Record<string, unknown>;
+}

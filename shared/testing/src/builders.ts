@@ -61,3 +61,27 @@ export function aVersion(p: Policy, over: Partial<PolicyVersion> = {}): PolicyVe
     ...over,
   };
 }
+
+export function anActivity(orgId: string, over: Partial<import('@guard/domain').Activity> = {}): import('@guard/domain').Activity {
+  const created = over.created_at ? Date.parse(over.created_at) : Date.now();
+  return {
+    id: newId(created),
+    org_id: orgId,
+    created_at: new Date(created).toISOString(),
+    endpoint: 'monitor',
+    policy_id: null,
+    policy_ids: [],
+    model: null,
+    api_key_id: 'key-1',
+    user_id: 'user-1',
+    alarm: false,
+    blocked: false,
+    pre_analysis: { violation: 0 },
+    post_generation_analysis: null,
+    latency_ms: 1.5,
+    input_excerpt: 'hello',
+    output_excerpt: null,
+    metadata: {},
+    ...over,
+  };
+}

@@ -1,2 +1,3 @@
 export * from './builders.js';
 export * from './store-contracts.js';
+export * from './activity-contract.js';

@@ -1,3 +1,4 @@
 export * from './memory-org-store.js';
 export * from './memory-api-key-store.js';
 export * from './memory-policy-store.js';
+export * from './memory-activity-store.js';

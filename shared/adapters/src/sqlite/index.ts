@@ -2,3 +2,4 @@ export * from './sqlite-database.js';
 export * from './sqlite-org-store.js';
 export * from './sqlite-api-key-store.js';
 export * from './sqlite-policy-store.js';
+export * from './sqlite-activity-store.js';

@@ -47,6 +47,17 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX policy_versions_policy ON policy_versions(org_id, policy_id, seq);
   `,
+  `
+  CREATE TABLE activities (
+    org_id TEXT NOT NULL,
+    id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    alarm INTEGER NOT NULL,
+    doc TEXT NOT NULL,
+    PRIMARY KEY (org_id, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX activities_alarm ON activities(org_id, alarm, id);
+  `,
 ];
 
 /** Open (creating if needed) the embedded database. `:memory:` gives a throwaway one. */

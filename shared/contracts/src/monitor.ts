@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+export const MessageRole = z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+export const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+export const ToolCall = z.object({
+  id: z.string().optional(),
+  type: z.string().optional(),
+  function: z.object({ name: z.string(), arguments: z.string().optional() }),
+});
+
+export const ChatMessage = z
+  .object({
+    role: MessageRole,
+    content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
+    name: z.string().optional(),
+    tool_calls: z.array(ToolCall).optional(),
+    tool_call_id: z.string().optional(),
+  })
+  .meta({ id: 'ChatMessage' });
+
+export const ToolDefinition = z.object({
+  type: z.literal('function').optional(),
+  function: z.object({ name: z.string(), description: z.string().optional(), parameters: z.unknown().optional() }),
+});
+
+/** Inline rules: {name: description}, ["description", ...] (named rule_1…), or [{name: description}, ...]. */
+export const InlineRules = z
+  .union([
+    z.record(z.string().min(1).max(255), z.string().max(10_000)),
+    z.array(z.union([z.string().max(10_000), z.record(z.string().min(1).max(255), z.string().max(10_000))])).max(500),
+  ])
+  .meta({ id: 'InlineRules' });
+
+export const ReasoningMode = z.enum(['off', 'hybrid', 'thinking']);
+
+export const MonitorRequest = z
+  .object({
+    text: z.string().optional(),
+    messages: z.array(ChatMessage).optional(),
+    categories: InlineRules.optional(),
+    rules: InlineRules.optional(),
+    reasoning_mode: ReasoningMode.optional(),
+    policy_id: z.string().optional(),
+    policy_ids: z.array(z.string()).max(20).optional(),
+    tools: z.array(ToolDefinition).max(200).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+    scanner_configs: z.record(z.string(), z.unknown()).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.text === undefined && (!v.messages || v.messages.length === 0)) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'Send `text` or a non-empty `messages` array to score' });
+    }
+  })
+  .meta({ id: 'MonitorRequest' });
+export type MonitorRequest = z.infer<typeof MonitorRequest>;
+
+export const MonitorResponse = z
+  .object({
+    violation: z.number(),
+    observe_violation: z.number().nullable(),
+    violated_rules: z.array(z.number().int()),
+    violated_rule_descriptions: z.array(z.object({ rule: z.number().int(), name: z.string(), description: z.string() })),
+    ipi: z.boolean(),
+    mutation: z.boolean(),
+    scanner_output: z.record(z.string(), z.unknown()),
+    reasoning: z.string(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    activity_id: z.string(),
+    error: z.boolean(),
+    error_message: z.string().nullable(),
+    block_message: z.string(),
+    ignored_inputs: z.array(z.object({ type: z.literal('media'), reason: z.string(), description: z.string() })),
+  })
+  .meta({ id: 'MonitorResponse' });

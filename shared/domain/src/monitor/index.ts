@@ -1,0 +1,3 @@
+export * from './monitor-input.js';
+export * from './resolve-policies.js';
+export * from './monitor.js';

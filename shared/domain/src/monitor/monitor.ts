@@ -1,0 +1,173 @@
+import type { ReasoningMode, ScoreEngine, ScoreMessage, ScoreRequest, ScoreResult } from '@guard/scoring';
+import type { ActivitySink, OrgStore, PolicyStore } from '../ports.js';
+import type { Activity, Principal } from '../types.js';
+import { toInlineRules, toScoreMessages, toToolDefs, type IgnoredInput, type InlineRulesInput, type RawMessage } from './monitor-input.js';
+import { resolvePolicies, type EffectivePolicy, type ThresholdOverrides } from './resolve-policies.js';
+
+export interface MonitorDeps {
+  policies: PolicyStore;
+  orgs: OrgStore;
+  engine: ScoreEngine;
+  activity: ActivitySink;
+  newId: () => string;
+  now: () => Date;
+  /** What a failed scoring reports as `violation`: `closed` 1.0 (never a clean pass), `open` 0.0. */
+  failMode: 'open' | 'closed';
+  /** Characters of input and output kept in the activity record (0 keeps none). */
+  excerptChars: number;
+}
+
+export interface MonitorInput {
+  text?: string | undefined;
+  messages?: RawMessage[] | undefined;
+  categories?: InlineRulesInput | undefined;
+  rules?: InlineRulesInput | undefined;
+  reasoning_mode?: ReasoningMode | undefined;
+  policy_id?: string | undefined;
+  policy_ids?: string[] | undefined;
+  tools?: { type?: string; function: { name: string; description?: string | undefined; parameters?: unknown } }[] | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  scanner_configs?: Record<string, unknown> | undefined;
+}
+
+/** The analysis part of a monitor response; also what activity records keep. */
+export interface MonitorAnalysis {
+  violation: number;
+  observe_violation: number | null;
+  violated_rules: number[];
+  violated_rule_descriptions: ScoreResult['violated_rule_descriptions'];
+  ipi: boolean;
+  mutation: boolean;
+  scanner_output: Record<string, unknown>;
+  reasoning: string;
+  input_tokens: number;
+  output_tokens: number;
+  error: boolean;
+  error_message: string | null;
+}
+
+export interface MonitorResponse extends MonitorAnalysis {
+  activity_id: string;
+  block_message: string;
+  ignored_inputs: IgnoredInput[];
+}
+
+export interface MonitorOutcome {
+  response: MonitorResponse;
+  result: ScoreResult;
+  policy: EffectivePolicy;
+  activity: Activity;
+}
+
+export function isBypass(metadata: Record<string, unknown> | undefined): boolean {
+  const v = metadata?.guard_bypass;
+  return v === 'true' || v === true;
+}
+
+export function analysisOf(r: ScoreResult): MonitorAnalysis {
+  return {
+    violation: r.violation,
+    observe_violation: r.observe_violation,
+    violated_rules: r.violated_rules,
+    violated_rule_descriptions: r.violated_rule_descriptions,
+    ipi: r.ipi,
+    mutation: r.mutation,
+    scanner_output: r.scanner_output,
+    reasoning: r.reasoning,
+    input_tokens: r.input_tokens,
+    output_tokens: r.output_tokens,
+    error: r.error,
+    error_message: r.error_message,
+  };
+}
+
+/** Score with the engine; a failure becomes an `error: true` result under the fail mode. */
+export async function scoreSafely(engine: ScoreEngine, request: ScoreRequest, failMode: 'open' | 'closed'): Promise<ScoreResult> {
+  try {
+    return await engine.score(request);
+  } catch (err) {
+    const phase = request.phase ?? (request.messages.at(-1)?.role === 'assistant' ? 'output' : 'input');
+    return {
+      violation: failMode === 'closed' ? 1 : 0,
+      observe_violation: null,
+      violated_rules: [],
+      violated_rule_descriptions: [],
+      ipi: false,
+      mutation: false,
+      scanner_output: {},
+      reasoning: '',
+      input_tokens: 0,
+      output_tokens: 0,
+      error: true,
+      error_message: `Scoring did not complete (${err instanceof Error ? err.message : String(err)}); fail mode ${failMode}`,
+      alarm: failMode === 'closed',
+      phase,
+    };
+  }
+}
+
+export function excerpt(text: string | undefined, chars: number): string | null {
+  if (!text || chars <= 0) return null;
+  return text.length > chars ? `${text.slice(0, chars)}…` : text;
+}
+
+/** POST /guard/monitor: score text or a conversation, answer, and record one activity. */
+export async function monitor(deps: MonitorDeps, principal: Principal, input: MonitorInput): Promise<MonitorOutcome> {
+  const started = performance.now();
+  let messages: ScoreMessage[];
+  let ignored: IgnoredInput[] = [];
+  if (input.text !== undefined) messages = [{ role: 'user', content: input.text }];
+  else ({ messages, ignored } = toScoreMessages(input.messages ?? []));
+
+  const policy = await resolvePolicies(deps, principal, {
+    policy_id: input.policy_id,
+    policy_ids: input.policy_ids,
+    inline: [...toInlineRules(input.categories), ...toInlineRules(input.rules)],
+    scanner_configs: input.scanner_configs,
+  });
+  const tools = toToolDefs(input.tools);
+  const request: ScoreRequest = {
+    messages,
+    rules: policy.rules,
+    thresholds: policy.thresholds,
+    mode: policy.mode,
+    scanners_config: policy.scanners_config,
+    reasoning_mode: input.reasoning_mode ?? 'off',
+    ...(tools ? { tools } : {}),
+  };
+  const result = await scoreSafely(deps.engine, request, deps.failMode);
+  const analysis = analysisOf(result);
+  const bypass = isBypass(input.metadata);
+  const activityId = deps.newId();
+  const response: MonitorResponse = {
+    ...analysis,
+    ...(bypass ? { violation: 0, observe_violation: null, violated_rules: [], violated_rule_descriptions: [] } : {}),
+    activity_id: activityId,
+    block_message: policy.block_message,
+    ignored_inputs: ignored,
+  };
+
+  const lastUser = [...messages].reverse().find((m) => m.role === 'user' || m.role === 'developer' || m.role === 'system');
+  const lastAssistant = result.phase === 'output' ? messages.at(-1) : undefined;
+  const activity: Activity = {
+    id: activityId,
+    org_id: principal.org_id,
+    created_at: deps.now().toISOString(),
+    endpoint: 'monitor',
+    policy_id: policy.policy_id,
+    policy_ids: policy.policy_ids,
+    model: null,
+    api_key_id: principal.key_id,
+    user_id: principal.user_id,
+    alarm: result.alarm,
+    blocked: !bypass && result.violation > 0,
+    pre_analysis: result.phase === 'input' ? { ...analysis } : null,
+    post_generation_analysis: result.phase === 'output' ? { ...analysis } : null,
+    latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    input_excerpt: excerpt(lastUser?.content, deps.excerptChars),
+    output_excerpt: excerpt(lastAssistant?.content, deps.excerptChars),
+    metadata: { ...(input.metadata ?? {}), ...(bypass ? { bypassed: true } : {}) },
+  };
+  await deps.activity.publish(activity);
+  return { response, result, policy, activity };
+}
