@@ -25,7 +25,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(express.json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
 
   const policyDeps: PolicyDeps = { policies: deps.policies, newId: deps.newId, now: deps.now };
-  const auth = authMiddleware(deps);
+  const auth = authMiddleware(deps, deps.config.authCacheTtlMs);
   app.use('/policies', auth, policiesRouter(policyDeps));
 
   const monitorDeps: MonitorDeps = {

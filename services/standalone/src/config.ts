@@ -16,6 +16,7 @@ const Env = z.object({
   GUARD_LOG_CONTENT: envBool(false),
   GUARD_ACCESS_LOG: envBool(true),
   // An empty value counts as unset (handy in env files and test harnesses).
+  GUARD_AUTH_CACHE_TTL_MS: envInt(2000, 0, 3_600_000),
   GUARD_MONITOR_MAX_MESSAGES: envInt(500, 1, 100_000),
   GUARD_MONITOR_MAX_CHARS: envInt(200_000, 1, 50_000_000),
   GUARD_FAIL_MODE: z.enum(['open', 'closed']).default('closed'),
@@ -38,6 +39,7 @@ export interface StandaloneConfig {
   logContent: boolean;
   accessLog: boolean;
   bootstrapAdminKey: string | undefined;
+  authCacheTtlMs: number;
   maxMessages: number;
   maxTextChars: number;
   failMode: 'open' | 'closed';
@@ -59,6 +61,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logContent: e.GUARD_LOG_CONTENT,
     accessLog: e.GUARD_ACCESS_LOG,
     bootstrapAdminKey: e.GUARD_BOOTSTRAP_ADMIN_KEY,
+    authCacheTtlMs: e.GUARD_AUTH_CACHE_TTL_MS,
     maxMessages: e.GUARD_MONITOR_MAX_MESSAGES,
     maxTextChars: e.GUARD_MONITOR_MAX_CHARS,
     failMode: e.GUARD_FAIL_MODE,

@@ -31,6 +31,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
       bodyLimitBytes: config.bodyLimitBytes,
       version: VERSION,
       accessLog: config.accessLog,
+      authCacheTtlMs: config.authCacheTtlMs,
       maxMessages: config.maxMessages,
       maxTextChars: config.maxTextChars,
       failMode: config.failMode,

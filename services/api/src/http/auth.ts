@@ -1,5 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import { authenticate } from '@guard/domain';
+import { createHash } from 'node:crypto';
+import { TtlCache } from '@guard/platform';
+import { authenticate, type Principal } from '@guard/domain';
 import type { ApiDeps } from '../deps.js';
 
 /**
@@ -19,11 +21,22 @@ export function presentedKey(req: Request): string | undefined {
   return undefined;
 }
 
-export function authMiddleware(deps: Pick<ApiDeps, 'orgs' | 'keys'>) {
+/**
+ * Resolves keys through a short-lived cache of successful lookups (keyed by the key's hash, never
+ * the key), so the store is not read on every request. A revoked key stops working within the
+ * cache TTL; failures are never cached.
+ */
+export function authMiddleware(deps: Pick<ApiDeps, 'orgs' | 'keys'>, cacheTtlMs: number) {
+  const cache = new TtlCache<string, Principal>(cacheTtlMs);
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-    const principal = await authenticate(deps, presentedKey(req));
+    const key = presentedKey(req);
+    const cacheKey = key && cacheTtlMs > 0 ? createHash('sha256').update(key).digest('base64') : undefined;
+    let principal = cacheKey ? cache.get(cacheKey) : undefined;
+    if (!principal) {
+      principal = await authenticate(deps, key);
+      if (cacheKey) cache.set(cacheKey, principal);
+    }
     req.ctx.principal = principal;
-    req.ctx.logger = req.ctx.logger.child({ org_id: principal.org_id, key_id: principal.key_id });
     next();
   };
 }
