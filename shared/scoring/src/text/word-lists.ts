@@ -59,7 +59,7 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     'rule rules policy policies include includes including related relating regarding concerning involving ' +
     'anything something everything thing things way ways kind kinds type types form forms one ones use using ' +
     'provide providing share sharing give giving generate generating produce producing create creating write writing ' +
-    'talk talking discuss discussing mention mentioning refer referring say saying help helping' +
+    'talk talking discuss discussing discussion discussions mention mentioning refer referring say saying help helping' +
     ' make making get getting information info topic topics question questions like e g'
   ).split(/\s+/),
 );

@@ -1,0 +1,60 @@
+/**
+ * What the policy `mode` changes. Deliberately modest: modes tune defaults, they never change
+ * the threshold semantics of decisions.md.
+ *
+ * | mode               | effect |
+ * |--------------------|--------|
+ * | content_moderation | baseline |
+ * | prompt_injection   | `ipi` fires at injection score >= 0.4 instead of 0.5 |
+ * | pii_protection     | PII scanner runs (report) without scanners_config; redaction output on unless configured off |
+ * | coding_agent       | secrets scanner and destructive-command patterns run by default; tool-call arguments of the checked assistant turn are checked as output; `ipi` at 0.4 |
+ *
+ * Unknown modes (the API rejects them with 422; the engine may still see one from old data) behave
+ * as content_moderation and say so in `reasoning`.
+ */
+export const ENGINE_MODES = ['content_moderation', 'prompt_injection', 'pii_protection', 'coding_agent'] as const;
+export type EngineMode = (typeof ENGINE_MODES)[number];
+
+export interface ModeProfile {
+  mode: EngineMode;
+  known: boolean;
+  ipiThreshold: number;
+  piiByDefault: boolean;
+  redactByDefault: boolean;
+  secretsByDefault: boolean;
+  destructiveByDefault: boolean;
+  toolCallsAreOutput: boolean;
+}
+
+const BASE: Omit<ModeProfile, 'mode' | 'known'> = {
+  ipiThreshold: 0.5,
+  piiByDefault: false,
+  redactByDefault: false,
+  secretsByDefault: false,
+  destructiveByDefault: false,
+  toolCallsAreOutput: false,
+};
+
+const PROFILES: Record<EngineMode, ModeProfile> = {
+  content_moderation: { ...BASE, mode: 'content_moderation', known: true },
+  prompt_injection: { ...BASE, mode: 'prompt_injection', known: true, ipiThreshold: 0.4 },
+  pii_protection: { ...BASE, mode: 'pii_protection', known: true, piiByDefault: true, redactByDefault: true },
+  coding_agent: {
+    ...BASE,
+    mode: 'coding_agent',
+    known: true,
+    ipiThreshold: 0.4,
+    secretsByDefault: true,
+    destructiveByDefault: true,
+    toolCallsAreOutput: true,
+  },
+};
+
+export function isEngineMode(mode: string): mode is EngineMode {
+  return (ENGINE_MODES as readonly string[]).includes(mode);
+}
+
+export function modeProfile(mode: string): ModeProfile {
+  if (isEngineMode(mode)) return PROFILES[mode];
+  return { ...PROFILES.content_moderation, known: false };
+}

@@ -1,0 +1,186 @@
+/**
+ * Scores one compiled rule against the evidence of one request. Every source the plan maps to
+ * contributes a score; the rule's score is the highest, and the evidence lists every source that
+ * said something (scores > 0.05).
+ */
+import type { DetectorOutput, HarmOutput } from '../detectors.js';
+import type { LeakageResult } from '../scanners/leakage-scanner.js';
+import type { PiiFinding } from '../scanners/pii-scanner.js';
+import type { PiiType } from '../scanners/scanners-config.js';
+import type { SecretFinding } from '../scanners/secrets-scanner.js';
+import type { TextView } from '../scanners/keyword-matcher.js';
+import { STOPWORDS } from '../text/word-lists.js';
+import { stem } from '../text/words.js';
+import type { RulePlan } from './rule-router.js';
+
+export interface RuleContext {
+  phase: 'input' | 'output';
+  /** The checked side: canonical texts and decoded variants. */
+  views: readonly TextView[];
+  /** Harm on the checked side (max over views); null when nothing was checked. */
+  harm: HarmOutput | null;
+  /** On user-side input, whatever the phase. */
+  jailbreak: DetectorOutput;
+  injection: DetectorOutput;
+  /** On third-party content (tool results, tool-call arguments, tool definitions). */
+  indirect: DetectorOutput;
+  /** Whether the user-side input talks about prompts/instructions (for leakage rules on input). */
+  asksForInstructions: boolean;
+  pii(types: readonly PiiType[]): PiiFinding[];
+  secrets(): SecretFinding[];
+  /** null when no system prompt is known. */
+  leakage(): LeakageResult | null;
+  destructive(): string[];
+  /** Content stems of the checked side. */
+  contentStems(): readonly string[];
+  /** Content stems of the system prompt (topic of "stay on topic" rules without a subject). */
+  systemPromptStems(): ReadonlySet<string>;
+}
+
+export interface RuleEvaluation {
+  score: number;
+  source: string;
+  evidence: string[];
+  confidence: 'high' | 'low';
+  /** Exact matches (phrases, regexes, scanner findings) that a judge must not talk down. */
+  deterministic: number;
+}
+
+const r2 = (x: number): number => Math.round(x * 1000) / 1000;
+
+export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
+  let score = 0;
+  let source = 'none';
+  let deterministic = 0;
+  const evidence: string[] = [];
+  const consider = (s: number, src: string, why: string, exact = false): void => {
+    if (s > 0.05) evidence.push(`${why} (${r2(s)})`);
+    if (exact) deterministic = Math.max(deterministic, s);
+    if (s > score) {
+      score = s;
+      source = src;
+    }
+  };
+
+  if (plan.harm.length > 0 && ctx.harm) {
+    for (const c of plan.harm) consider(ctx.harm.categories[c].score, `harm:${c}`, `harm detector, category ${c}`);
+  }
+  if (plan.jailbreak) consider(ctx.jailbreak.score, 'jailbreak', 'jailbreak detector on user input');
+  if (plan.injection) consider(ctx.injection.score, 'injection', 'prompt-injection detector on user input');
+  if (plan.indirectInjection) consider(ctx.indirect.score, 'indirect_injection', 'injection detector on tool results / documents');
+  if (plan.leakage) {
+    if (ctx.phase === 'output') {
+      const leak = ctx.leakage();
+      if (leak) consider(leak.score, 'system_prompt_leakage', `output reproduces ${Math.round(leak.coverage * 100)}% of the system prompt`, true);
+      else evidence.push('system-prompt leakage not checked: no system prompt known');
+    } else {
+      const s = ctx.asksForInstructions ? ctx.injection.score : ctx.injection.score * 0.5;
+      consider(s, 'system_prompt_leakage', 'prompt-extraction attempt (injection detector) on user input');
+    }
+  }
+  if (plan.pii) {
+    const found = ctx.pii(plan.pii);
+    if (found.length > 0) {
+      const types = [...new Set(found.map((f) => f.type))].join(', ');
+      consider(Math.max(...found.map((f) => f.confidence)), 'pii', `PII scanner: ${found.length} finding(s): ${types}`, true);
+    }
+  }
+  if (plan.secrets) {
+    const found = ctx.secrets();
+    if (found.length > 0) {
+      const kinds = [...new Set(found.map((f) => f.subtype))].join(', ');
+      consider(Math.max(...found.map((f) => f.confidence)), 'secrets', `secrets scanner: ${found.length} finding(s): ${kinds}`, true);
+    }
+  }
+  if (plan.destructive) {
+    const labels = ctx.destructive();
+    if (labels.length > 0) consider(0.9, 'destructive_commands', `destructive command: ${labels.join(', ')}`, true);
+  }
+  if (plan.phraseMatcher) {
+    let exact = 0;
+    let fuzzy = 0;
+    const which = new Set<string>();
+    for (const v of ctx.views) {
+      for (const h of plan.phraseMatcher.find(v, 20)) {
+        if (h.fuzzy) fuzzy++;
+        else exact++;
+        which.add(plan.phrases[h.keyword] ?? '');
+      }
+    }
+    if (exact > 0) consider(0.95, 'phrase', `rule phrase matched exactly: ${[...which].map((p) => `"${p}"`).join(', ')}`, true);
+    else if (fuzzy > 0) consider(0.75, 'phrase', `rule phrase matched approximately: ${[...which].map((p) => `"${p}"`).join(', ')}`, true);
+  }
+  for (const { source: src, re } of plan.regexes) {
+    if (ctx.views.some((v) => re.test(v.text))) consider(0.95, 'regex', `rule regex ${src} matched`, true);
+  }
+
+  let confidence = plan.confidence;
+  if (plan.topic) consider(topicScore(plan, ctx, evidence), 'topic', `off-topic for "${plan.topic.subject || 'the system prompt'}"`);
+  const detectorMapped =
+    plan.harm.length > 0 || plan.jailbreak || plan.injection || plan.indirectInjection || plan.leakage || plan.pii !== null || plan.secrets || plan.destructive;
+  if (!detectorMapped && !plan.topic) {
+    // Unmapped rules, and rules made only of phrases/regexes (paraphrases miss exact phrases),
+    // get a lexical signal. Topic rules do not: mentioning the topic is what they allow.
+    const lex = lexicalScore(plan, ctx);
+    if (lex > 0) consider(lex, 'lexical', 'lexical relevance to the rule text (low confidence)');
+  }
+  if (source === 'lexical' || source === 'topic') confidence = 'low';
+  return { score: r2(Math.min(1, Math.max(0, score))), source, evidence, confidence, deterministic: r2(deterministic) };
+}
+
+function lexicalScore(plan: RulePlan, ctx: RuleContext): number {
+  if (plan.lexicalTerms.size === 0) return 0;
+  const present = new Set(ctx.contentStems());
+  let total = 0;
+  let hit = 0;
+  let hits = 0;
+  for (const [term, w] of plan.lexicalTerms) {
+    total += w;
+    if (present.has(term)) {
+      hit += w;
+      hits++;
+    }
+  }
+  if (hits === 0 || total === 0) return 0;
+  return Math.min(0.75, 0.15 + 0.6 * (hit / total));
+}
+
+function topicScore(plan: RulePlan, ctx: RuleContext, evidence: string[]): number {
+  const topic = plan.topic;
+  if (!topic) return 0;
+  const terms = topic.terms.size > 0 ? topic.terms : ctx.systemPromptStems();
+  if (terms.size === 0) {
+    evidence.push('topic rule without a subject and no system prompt to take it from');
+    return 0;
+  }
+  const words = ctx.contentStems();
+  if (words.length < 3) return 0.2;
+  let hits = 0;
+  for (const w of words) {
+    if (terms.has(w)) {
+      hits++;
+      continue;
+    }
+    if (w.length >= 4) {
+      for (const t of terms) {
+        if (t.length >= 4 && (w.startsWith(t) || t.startsWith(w))) {
+          hits++;
+          break;
+        }
+      }
+    }
+  }
+  if (hits >= 2) return 0.1;
+  if (hits === 1) return 0.3;
+  return words.length >= 6 ? 0.6 : 0.45;
+}
+
+/** Content stems of a text (shared helper for contexts). */
+export function contentStemsOf(tokens: ReadonlyArray<{ word: string }>): string[] {
+  const out: string[] = [];
+  for (const t of tokens) {
+    if (t.word.length < 3 || STOPWORDS.has(t.word) || /^\d+$/.test(t.word)) continue;
+    out.push(stem(t.word));
+  }
+  return out;
+}
