@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { envBool, envBytes, envInt, parseEnv } from '@guard/platform';
@@ -16,6 +17,18 @@ const Env = z.object({
   GUARD_LOG_CONTENT: envBool(false),
   GUARD_ACCESS_LOG: envBool(true),
   // An empty value counts as unset (handy in env files and test harnesses).
+  GUARD_WORKERS: z
+    .string()
+    .default('1')
+    .transform((v, ctx) => {
+      if (v === 'auto') return Math.max(1, os.availableParallelism());
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1 || n > 64) {
+        ctx.addIssue({ code: 'custom', message: `expected "auto" or a whole number from 1 to 64, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    }),
   GUARD_AUTH_CACHE_TTL_MS: envInt(2000, 0, 3_600_000),
   GUARD_MONITOR_MAX_MESSAGES: envInt(500, 1, 100_000),
   GUARD_MONITOR_MAX_CHARS: envInt(200_000, 1, 50_000_000),
@@ -39,6 +52,7 @@ export interface StandaloneConfig {
   logContent: boolean;
   accessLog: boolean;
   bootstrapAdminKey: string | undefined;
+  workers: number;
   authCacheTtlMs: number;
   maxMessages: number;
   maxTextChars: number;
@@ -61,6 +75,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logContent: e.GUARD_LOG_CONTENT,
     accessLog: e.GUARD_ACCESS_LOG,
     bootstrapAdminKey: e.GUARD_BOOTSTRAP_ADMIN_KEY,
+    workers: e.GUARD_WORKERS,
     authCacheTtlMs: e.GUARD_AUTH_CACHE_TTL_MS,
     maxMessages: e.GUARD_MONITOR_MAX_MESSAGES,
     maxTextChars: e.GUARD_MONITOR_MAX_CHARS,

@@ -1,21 +1,88 @@
-import { createLogger, Lifecycle } from '@guard/platform';
-import { loadConfig } from './config.js';
+import cluster from 'node:cluster';
+import { newId } from '@guard/platform';
+import { createLogger, Lifecycle, type Logger } from '@guard/platform';
+import { bootstrapIfEmpty } from '@guard/domain';
+import { openSqlite, SqliteApiKeyStore, SqliteOrgStore } from '@guard/adapters';
+import { loadConfig, type StandaloneConfig } from './config.js';
 import { startServer } from './server.js';
+
+function printBootstrapKey(key: string, url: string): void {
+  // Printed once, outside the JSON log stream, so that it never ends up in log storage.
+  process.stdout.write(
+    `\n  Admin API key for the default org (shown once, store it now):\n\n    ${key}\n\n` +
+      `  Try: curl -H "Authorization: Bearer <key>" ${url}/policies\n\n`,
+  );
+}
+
+/** One process serving everything (GUARD_WORKERS=1, the default). */
+async function runSingle(config: StandaloneConfig, logger: Logger): Promise<void> {
+  const running = await startServer(config, logger);
+  if (running.bootstrapKey) printBootstrapKey(running.bootstrapKey, running.url);
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.onClose('server', running.close);
+  lifecycle.installSignalHandlers();
+}
+
+/**
+ * GUARD_WORKERS > 1: the primary bootstraps the store once, then forks workers that share the
+ * listening socket and the SQLite file (WAL mode lets them read concurrently; writes are short
+ * batched transactions). A worker that dies is replaced; SIGTERM stops all of them gracefully.
+ */
+async function runPrimary(config: StandaloneConfig, logger: Logger): Promise<void> {
+  const db = openSqlite(config.dbFile);
+  const boot = await bootstrapIfEmpty(
+    { orgs: new SqliteOrgStore(db), keys: new SqliteApiKeyStore(db), newId: () => newId(), now: () => new Date() },
+    config.bootstrapAdminKey,
+  );
+  db.close();
+  if (boot) logger.info({ org_id: boot.org.id, key_source: boot.generated ? 'generated' : 'GUARD_BOOTSTRAP_ADMIN_KEY' }, 'first start: created the default org and an admin key');
+
+  let stopping = false;
+  let printed = false;
+  const fork = () => {
+    const worker = cluster.fork();
+    worker.on('message', (msg: { type?: string; url?: string }) => {
+      if (msg.type === 'listening' && boot?.generated && !printed && msg.url) {
+        printed = true;
+        printBootstrapKey(boot.key, msg.url);
+      }
+    });
+  };
+  for (let i = 0; i < config.workers; i++) fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    logger.error({ worker: worker.process.pid, code, signal }, 'worker died; starting a new one');
+    fork();
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, 'shutting down workers');
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+async function runWorker(config: StandaloneConfig, logger: Logger): Promise<void> {
+  const running = await startServer(config, logger.child({ worker: process.pid }));
+  process.send?.({ type: 'listening', url: running.url });
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.onClose('server', running.close);
+  lifecycle.installSignalHandlers();
+  // Ctrl-C in a terminal reaches every process of the group: let the primary coordinate.
+  process.removeAllListeners('SIGINT');
+  process.on('SIGINT', () => undefined);
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel, logContent: config.logContent, name: 'guard' });
-  const running = await startServer(config, logger);
-  if (running.bootstrapKey) {
-    // Printed once, outside the JSON log stream, so that it never ends up in log storage.
-    process.stdout.write(
-      `\n  Admin API key for the default org (shown once, store it now):\n\n    ${running.bootstrapKey}\n\n` +
-        `  Try: curl -H "Authorization: Bearer <key>" ${running.url}/policies\n\n`,
-    );
-  }
-  const lifecycle = new Lifecycle(logger);
-  lifecycle.onClose('server', running.close);
-  lifecycle.installSignalHandlers();
+  if (config.workers <= 1) return runSingle(config, logger);
+  return cluster.isPrimary ? runPrimary(config, logger) : runWorker(config, logger);
 }
 
 main().catch((err: unknown) => {
