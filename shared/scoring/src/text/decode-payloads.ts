@@ -56,7 +56,8 @@ export function isReadable(text: string): boolean {
   return spaces > 0 || n <= 24;
 }
 
-const BASE64_RE = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+// The lookbehind anchors attempts at token starts: linear, where a bare class run would rescan every word.
+const BASE64_RE = /(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{16,}={0,2}/g;
 
 function decodeBase64(candidate: string): Uint8Array | null {
   const body = candidate.replace(/=+$/, '');

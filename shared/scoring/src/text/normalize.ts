@@ -102,10 +102,33 @@ export function normalizeText(input: string, options: NormalizeOptions = {}): No
   return normalizeAt(input, vocab, options.reversed ?? true, 0);
 }
 
+const TRIGGER_PREFIXES: ReadonlySet<string> = prefixesOf(TRIGGER_WORDS);
+const extraPrefixCache = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
+
+function prefixesOf(words: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const w of words) for (let i = 1; i <= w.length; i++) out.add(w.slice(0, i));
+  return out;
+}
+
 class Vocab {
-  constructor(private readonly extra: ReadonlySet<string> | undefined) {}
+  private readonly extraPrefixes: ReadonlySet<string> | undefined;
+  constructor(private readonly extra: ReadonlySet<string> | undefined) {
+    if (extra && extra.size > 0) {
+      let p = extraPrefixCache.get(extra);
+      if (!p) {
+        p = prefixesOf(extra);
+        extraPrefixCache.set(extra, p);
+      }
+      this.extraPrefixes = p;
+    }
+  }
   has(word: string): boolean {
     return TRIGGER_WORDS.has(word) || (this.extra !== undefined && this.extra.has(word));
+  }
+  /** Whether some vocabulary word starts with `s` (prunes fragment joining early). */
+  isPrefix(s: string): boolean {
+    return TRIGGER_PREFIXES.has(s) || (this.extraPrefixes !== undefined && this.extraPrefixes.has(s));
   }
   /** Whether `s` contains a vocabulary word of length >= 4 as a substring. */
   hasInside(s: string): boolean {
@@ -133,10 +156,10 @@ function normalizeAt(input: string, vocab: Vocab, reversed: boolean, depth: numb
   // Word-level disguises on the cleaned text.
   const replacements: Replacement[] = [];
   leetPass(s, vocab, replacements, evidence);
-  splitWordPass(s, vocab, replacements, evidence);
+  const letterWords = splitWordPass(s, vocab, replacements, evidence);
   const canonical = applyReplacements(s, replacements);
 
-  const words = wordsOf(canonical);
+  const words = replacements.length === 0 ? letterWords : wordsOf(canonical);
   rot13AndReversedPass(canonical, words, vocab, reversed, evidence, variants);
   payloadPass(canonical, vocab, evidence, variants);
 
@@ -451,9 +474,13 @@ function foldHomoglyphs(word: string): string {
 // ---------------------------------------------------------------------------------------------
 // Word-level passes (operate on ASCII letters; homoglyphs are already folded)
 
-const LEET_CHUNK_RE = /[A-Za-z0-9@$|+!]{3,}/g;
+const LEET_CHAR_RE = /[0-9@$|+!]/g;
 const HAS_LETTER_RE = /[A-Za-z]/;
-const HAS_NON_LETTER_RE = /[^A-Za-z]/;
+
+function isLeetChunkChar(c: number): boolean {
+  // letters, digits, @ $ | + !
+  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x40 || c === 0x24 || c === 0x7c || c === 0x2b || c === 0x21;
+}
 
 function leetFold(chunk: string, one: string): string | null {
   let out = '';
@@ -474,17 +501,26 @@ function leetFold(chunk: string, one: string): string | null {
 function leetPass(s: string, vocab: Vocab, replacements: Replacement[], evidence: MutationEvidence[]): void {
   const hits: Replacement[] = [];
   const candidates: Array<{ start: number; end: number; fold: string }> = [];
-  LEET_CHUNK_RE.lastIndex = 0;
-  for (let m = LEET_CHUNK_RE.exec(s); m !== null; m = LEET_CHUNK_RE.exec(s)) {
-    let chunk = m[0];
-    let start = m.index;
+  // Only chunks that contain a leet character are looked at: linear, and nothing to do on prose.
+  let scannedUntil = -1;
+  LEET_CHAR_RE.lastIndex = 0;
+  for (let m = LEET_CHAR_RE.exec(s); m !== null; m = LEET_CHAR_RE.exec(s)) {
+    if (m.index < scannedUntil) continue;
+    let a = m.index;
+    let b = m.index + 1;
+    while (a > 0 && isLeetChunkChar(s.charCodeAt(a - 1))) a--;
+    while (b < s.length && isLeetChunkChar(s.charCodeAt(b))) b++;
+    scannedUntil = b;
+    LEET_CHAR_RE.lastIndex = b;
+    let start = a;
+    let chunk = s.slice(a, b);
     // Trailing "!" / leading "+" are punctuation, not letters.
     while (chunk.length > 0 && (chunk.endsWith('!') || chunk.endsWith('+'))) chunk = chunk.slice(0, -1);
     while (chunk.length > 0 && chunk.startsWith('+')) {
       chunk = chunk.slice(1);
       start++;
     }
-    if (chunk.length < 3 || !HAS_LETTER_RE.test(chunk) || !HAS_NON_LETTER_RE.test(chunk)) continue;
+    if (chunk.length < 3 || chunk.length > 40 || !HAS_LETTER_RE.test(chunk)) continue;
     const asI = leetFold(chunk, 'i');
     if (asI === null) continue;
     const asL = leetFold(chunk, 'l') ?? asI;
@@ -511,7 +547,8 @@ const LETTER_RE = /[A-Za-z]+/g;
 const SPLIT_SEPARATORS = ' \t.-_*/|+~^,\'"`';
 const INWORD_SEPARATORS = '-._*|/~^+';
 
-function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evidence: MutationEvidence[]): void {
+/** Returns the lower-cased ASCII letter words of `s` (reused by later passes). */
+function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evidence: MutationEvidence[]): string[] {
   const tokens: LetterToken[] = [];
   LETTER_RE.lastIndex = 0;
   for (let m = LETTER_RE.exec(s); m !== null; m = LETTER_RE.exec(s)) {
@@ -555,7 +592,7 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
     }
 
     // (2) Short fragments glued by in-word separators ("ig-no-re", "b.o.m.b" handled above).
-    if (t.word.length <= 5) {
+    if (t.word.length <= 5 && vocab.isPrefix(t.word)) {
       let j = i;
       let joined = t.word;
       while (j + 1 < tokens.length && j - i < 5) {
@@ -566,6 +603,7 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
         if (gap.length !== 1 || !INWORD_SEPARATORS.includes(gap)) break;
         joined += b.word;
         j++;
+        if (!vocab.isPrefix(joined)) break;
         const last = tokens[j];
         if (joined.length >= 4 && vocab.has(joined) && last && !taken(t.start, last.end)) {
           replacements.push({ start: t.start, end: last.end, text: joined });
@@ -579,15 +617,16 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
 
     // (3) Short fragments separated by single spaces ("ig no re"): only when they spell a trigger
     // word and are not themselves ordinary words.
-    if (t.word.length <= 4) {
+    if (t.word.length <= 4 && vocab.isPrefix(t.word)) {
       let joined = t.word;
       let allCommon = isOrdinaryWord(t.word);
       let matched = -1;
       for (let j = i + 1; j < tokens.length && j - i < 4; j++) {
         const a = tokens[j - 1];
         const b = tokens[j];
-        if (!a || !b || b.word.length > 4 || s.slice(a.end, b.start) !== ' ') break;
+        if (!a || !b || b.word.length > 4 || b.start !== a.end + 1 || s.charCodeAt(a.end) !== 0x20) break;
         joined += b.word;
+        if (!vocab.isPrefix(joined)) break;
         allCommon = allCommon && isOrdinaryWord(b.word);
         if (joined.length >= 5 && vocab.has(joined) && !allCommon) {
           matched = j;
@@ -605,6 +644,7 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
     i++;
   }
   if (found > 0) evidence.push({ kind: 'split_words', detail: `${found} words split by spaces or separators rejoined` });
+  return tokens.map((t) => t.word);
 }
 
 function isOrdinaryWord(w: string): boolean {
