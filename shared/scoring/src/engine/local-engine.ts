@@ -154,6 +154,23 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     return merged;
   }
 
+  // The normaliser's extra vocabulary per rule set: cached so its prefix index is built once.
+  const vocabularyCache = new Map<string, ReadonlySet<string>>();
+  function vocabularyFor(plans: RulePlan[], config: ScannersConfig): ReadonlySet<string> {
+    const keywords = config.keywords?.enabled ? config.keywords.keywords : [];
+    const key = plans.map((p) => p.vocabulary.join(' ')).join('|') + '#' + keywords.join('|');
+    let v = vocabularyCache.get(key);
+    if (!v) {
+      const set = new Set<string>();
+      for (const p of plans) for (const w of p.vocabulary) set.add(w);
+      for (const k of keywords) for (const w of k.toLowerCase().split(/\s+/)) if (w.length >= 4) set.add(w);
+      if (vocabularyCache.size >= 512) vocabularyCache.clear();
+      vocabularyCache.set(key, set);
+      v = set;
+    }
+    return v;
+  }
+
   function analyse(messages: CheckedMessage[], vocabulary: ReadonlySet<string>): Analysis {
     const joined = messages.map((m) => m.text).join('\n\n');
     const norm = normalizeText(joined, { vocabulary });
@@ -179,9 +196,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     // Rules first: their vocabulary sharpens the normaliser.
     const active = request.rules.map((rule, i) => ({ rule, index: i + 1 })).filter((r) => r.rule.mode !== 'disabled');
     const plans = active.map((r) => compileRule(r.rule.name, r.rule.description));
-    const vocabulary = new Set<string>();
-    for (const p of plans) for (const w of p.vocabulary) vocabulary.add(w);
-    for (const k of config.keywords?.enabled ? config.keywords.keywords : []) for (const w of k.toLowerCase().split(/\s+/)) if (w.length >= 4) vocabulary.add(w);
+    const vocabulary = vocabularyFor(plans, config);
 
     const mutationEvidence: MutationEvidence[] = [];
     const revealed = (where: string) => (variant: string, score: number): void => {

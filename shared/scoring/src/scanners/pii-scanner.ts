@@ -19,7 +19,7 @@ export interface PiiFinding {
   confidence: number;
 }
 
-const EMAIL_RE = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+const EMAIL_RE = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
 const CARD_RE = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])/g;
 const PHONE_RE = /(?<![\w+./-])(?:\+|\(\d)?\d[\d ().-]{6,22}\d(?![\w/]|[.-]\d)/g;
 const SSN_RE = /(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])/g;

@@ -104,7 +104,7 @@ export function shannonEntropy(s: string): number {
   return h;
 }
 
-const TOKEN_RE = /[A-Za-z0-9+/_=.~-]{20,}/g;
+const TOKEN_RE = /(?<![A-Za-z0-9+/_=.~-])[A-Za-z0-9+/_=.~-]{20,}/g;
 const HEX_ONLY_RE = /^[0-9a-fA-F]+$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SECRET_CONTEXT_RE = /(?:key|secret|token|passw|pwd|credential|auth|bearer|api)/i;

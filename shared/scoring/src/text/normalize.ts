@@ -592,7 +592,8 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
     }
 
     // (2) Short fragments glued by in-word separators ("ig-no-re", "b.o.m.b" handled above).
-    if (t.word.length <= 5 && vocab.isPrefix(t.word)) {
+    const startsVocab = t.word.length <= 5 && vocab.isPrefix(t.word);
+    if (startsVocab) {
       let j = i;
       let joined = t.word;
       while (j + 1 < tokens.length && j - i < 5) {
@@ -617,7 +618,7 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
 
     // (3) Short fragments separated by single spaces ("ig no re"): only when they spell a trigger
     // word and are not themselves ordinary words.
-    if (t.word.length <= 4 && vocab.isPrefix(t.word)) {
+    if (startsVocab && t.word.length <= 4) {
       let joined = t.word;
       let allCommon = isOrdinaryWord(t.word);
       let matched = -1;
