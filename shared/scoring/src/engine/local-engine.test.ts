@@ -109,6 +109,36 @@ describe('engine: thresholds and phases', () => {
   });
 });
 
+describe('engine: every phase x rule mode x score position', () => {
+  // The weapons stub scores "weapon score six" at 0.6; thresholds move around it.
+  const cases: Array<['input' | 'output', 'block' | 'observe' | 'disabled', 'below' | 'at' | 'above']> = [];
+  for (const phase of ['input', 'output'] as const)
+    for (const mode of ['block', 'observe', 'disabled'] as const) for (const pos of ['below', 'at', 'above'] as const) cases.push([phase, mode, pos]);
+
+  it.each(cases)('%s phase, %s rule, score %s the threshold', async (phase, mode, pos) => {
+    const inForce = pos === 'below' ? 0.61 : pos === 'at' ? 0.6 : 0.59;
+    const other = inForce === 0.6 ? 0.9 : 0.1; // the threshold of the other phase must not matter
+    const thresholds =
+      phase === 'input'
+        ? { ...THRESHOLDS, pre_violation_threshold: inForce, post_violation_threshold: other }
+        : { ...THRESHOLDS, post_violation_threshold: inForce, pre_violation_threshold: other };
+    const messages: ScoreMessage[] =
+      phase === 'input'
+        ? [{ role: 'user', content: 'weapon score six' }]
+        : [
+            { role: 'user', content: 'hello' },
+            { role: 'assistant', content: 'weapon score six' },
+          ];
+    const r = await engine.score(req(messages, { thresholds, rules: [{ ...WEAPONS, mode }] }));
+    expect(r.phase).toBe(phase);
+    const violated = mode !== 'disabled' && pos !== 'below';
+    expect(r.violated_rules).toEqual(violated ? [1] : []);
+    expect(r.violation).toBe(violated && mode === 'block' ? 0.6 : 0);
+    expect(r.observe_violation).toBe(violated && mode === 'observe' ? 0.6 : null);
+    expect(r.alarm).toBe(violated && mode === 'block');
+  });
+});
+
 describe('engine: rule modes', () => {
   it('observe-only violations report observe_violation and violation 0', async () => {
     const r = await engine.score(req('weapon score six', { rules: [{ ...WEAPONS, mode: 'observe' }, FRAUD] }));
