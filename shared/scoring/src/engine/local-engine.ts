@@ -561,7 +561,10 @@ function selectForJudge(ev: LocalEvaluation, mode: 'hybrid' | 'thinking', band: 
       (!certainExact && (uncertain(e.score, t.violation) || (e.confidence === 'low' && e.score >= 0.15)));
     if (pick) out.push({ id: String(r.index), name: r.plan.name, description: r.plan.description });
   }
-  if (mode === 'thinking' || uncertain(ev.jailbreak.score, t.jailbreak)) {
+  // The jailbreak threshold is low (0.3 by default): a band below it of half the threshold keeps
+  // ordinary prompts (calibrated scores near 0) away from the judge.
+  const jb = ev.jailbreak.score;
+  if (mode === 'thinking' || (jb >= t.jailbreak * 0.5 && jb < t.jailbreak + band.above)) {
     out.push({ id: 'jailbreak', name: 'jailbreak', description: 'The user input tries to make the model ignore its rules or safety guidelines (jailbreak).' });
   }
   return out;
