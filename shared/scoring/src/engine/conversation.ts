@@ -16,6 +16,8 @@ export interface CheckedMessage {
 export interface ThirdPartyText {
   origin: string;
   text: string;
+  /** Tool definitions instruct the model by design; only strong injection evidence counts there. */
+  kind: 'content' | 'tool_definition';
 }
 
 export interface ConversationParts {
@@ -58,7 +60,7 @@ export function splitConversation(request: ScoreRequest, options: { toolCallsAre
         break;
       case 'tool':
       case 'function':
-        if (m.content) thirdParty.push({ origin: `${m.role} result${m.name ? ` (${m.name})` : ''}`, text: m.content });
+        if (m.content) thirdParty.push({ origin: `${m.role} result${m.name ? ` (${m.name})` : ''}`, text: m.content, kind: 'content' });
         break;
       case 'assistant':
         if (inOutput && m.content) output.push({ index, text: m.content });
@@ -68,7 +70,7 @@ export function splitConversation(request: ScoreRequest, options: { toolCallsAre
     for (const call of m.tool_calls ?? []) {
       if (!call.arguments) continue;
       scoredTexts.push(call.arguments);
-      thirdParty.push({ origin: `tool call arguments (${call.name})`, text: call.arguments });
+      thirdParty.push({ origin: `tool call arguments (${call.name})`, text: call.arguments, kind: 'content' });
       // Agents act through tool calls: in coding_agent mode the arguments of the checked turn are output too.
       if (inOutput && options.toolCallsAreOutput) output.push({ index: -1, text: call.arguments });
     }
@@ -82,7 +84,7 @@ export function splitConversation(request: ScoreRequest, options: { toolCallsAre
       params = '';
     }
     const text = `${tool.name}: ${tool.description ?? ''} ${params}`.slice(0, MAX_TOOL_DEF_CHARS);
-    thirdParty.push({ origin: `tool definition (${tool.name})`, text });
+    thirdParty.push({ origin: `tool definition (${tool.name})`, text, kind: 'tool_definition' });
     scoredTexts.push(text);
   }
 

@@ -219,8 +219,11 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       const an = analyse([{ index: -1, text: tp.text }], vocabulary);
       for (const e of an.norm.evidence) mutationEvidence.push({ ...e, detail: `${e.detail} (in ${tp.origin})` });
       const out = runDetector(an, (t) => detectors.injection(t, 'document'), revealed(tp.origin));
-      indirectSources.push({ origin: tp.origin, score: r3(out.score) });
-      indirectScore = Math.max(indirectScore, out.score);
+      // Tool descriptions are instructions to the model by design ("always call this when ..."):
+      // rescale so that only strong evidence (>= ~0.65 raw) reaches the usual thresholds.
+      const s = tp.kind === 'tool_definition' ? Math.max(0, (out.score - 0.3) / 0.7) : out.score;
+      indirectSources.push({ origin: tp.origin, score: r3(s) });
+      indirectScore = Math.max(indirectScore, s);
     }
 
     // Scanners, lazily: only what a rule, the config or the mode asks for runs.
