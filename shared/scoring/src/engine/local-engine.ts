@@ -376,6 +376,18 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       scannerOutput.regex = { count: unique.size, matches: [...unique.values()] };
       if (unique.size > 0) addBuiltin('regex', rc.action, 0.95, `regex scanner: ${unique.size} match(es)`);
     }
+    if (profile.ipiIsViolation && !rules.some((r) => r.plan.indirectInjection)) {
+      const worst = [...indirectSources].sort((a, b) => b.score - a.score)[0];
+      builtins.push({
+        name: 'indirect_injection',
+        description: 'Built-in indirect prompt injection check on third-party content (prompt_injection mode).',
+        mode: 'block',
+        score: r3(indirectScore),
+        threshold: profile.ipiThreshold,
+        violated: indirectScore >= profile.ipiThreshold,
+        evidence: [`injection detector on ${worst?.origin ?? 'third-party content'} ${r3(indirectScore)}`],
+      });
+    }
     if (profile.destructiveByDefault || rules.some((r) => r.plan.destructive)) {
       scannerOutput.destructive_commands = { labels: destructive() };
     }
@@ -652,7 +664,7 @@ function buildReasoning(
     );
   }
   for (const b of ev.builtins.slice(1)) {
-    if (b.violated) lines.push(`Built-in scanner rule '${b.name}' (${b.mode}) violated: ${b.score} (${b.evidence.join('; ')}).`);
+    if (b.violated) lines.push(`Built-in rule '${b.name}' (${b.mode}) violated: ${b.score} (${b.evidence.join('; ')}).`);
   }
   if (violated.length === 0 && rules.length > 0) {
     const top = [...rules].sort((a, b) => b.score - a.score)[0];

@@ -5,9 +5,12 @@
  * | mode               | effect |
  * |--------------------|--------|
  * | content_moderation | baseline |
- * | prompt_injection   | `ipi` fires at injection score >= 0.4 instead of 0.5 |
+ * | prompt_injection   | `ipi` is also a built-in block rule `indirect_injection` (unless a policy rule already maps indirect injection) |
  * | pii_protection     | PII scanner runs (report) without scanners_config; redaction output on unless configured off |
- * | coding_agent       | secrets scanner and destructive-command patterns run by default; tool-call arguments of the checked assistant turn are checked as output; `ipi` at 0.4 |
+ * | coding_agent       | secrets scanner and destructive-command patterns run by default; tool-call arguments of the checked assistant turn are checked as output |
+ *
+ * The `ipi` threshold is 0.5 in every mode: ordinary READMEs and e-mails score 0.4-0.5 with the
+ * learned detector, so a lower bar would flag routine agent traffic.
  *
  * Unknown modes (the API rejects them with 422; the engine may still see one from old data) behave
  * as content_moderation and say so in `reasoning`.
@@ -19,6 +22,8 @@ export interface ModeProfile {
   mode: EngineMode;
   known: boolean;
   ipiThreshold: number;
+  /** `ipi` counts as a violation of a built-in block rule `indirect_injection`. */
+  ipiIsViolation: boolean;
   piiByDefault: boolean;
   redactByDefault: boolean;
   secretsByDefault: boolean;
@@ -28,6 +33,7 @@ export interface ModeProfile {
 
 const BASE: Omit<ModeProfile, 'mode' | 'known'> = {
   ipiThreshold: 0.5,
+  ipiIsViolation: false,
   piiByDefault: false,
   redactByDefault: false,
   secretsByDefault: false,
@@ -37,13 +43,12 @@ const BASE: Omit<ModeProfile, 'mode' | 'known'> = {
 
 const PROFILES: Record<EngineMode, ModeProfile> = {
   content_moderation: { ...BASE, mode: 'content_moderation', known: true },
-  prompt_injection: { ...BASE, mode: 'prompt_injection', known: true, ipiThreshold: 0.4 },
+  prompt_injection: { ...BASE, mode: 'prompt_injection', known: true, ipiIsViolation: true },
   pii_protection: { ...BASE, mode: 'pii_protection', known: true, piiByDefault: true, redactByDefault: true },
   coding_agent: {
     ...BASE,
     mode: 'coding_agent',
     known: true,
-    ipiThreshold: 0.4,
     secretsByDefault: true,
     destructiveByDefault: true,
     toolCallsAreOutput: true,
