@@ -22,6 +22,21 @@ export default defineConfig({
         resolve,
         ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
         test: {
+          // Real Redis, Kafka, Cassandra and Temporal: the global setup starts them (or takes
+          // REDIS_URL, KAFKA_BROKERS, CASSANDRA_CONTACT_POINTS, TEMPORAL_ADDRESS) and passes the
+          // endpoints through inject('engines'). See docs/engines.md.
+          name: 'integration',
+          include: ['**/*.int.test.ts'],
+          exclude: ['**/node_modules/**', '**/dist/**', '.engines/**'],
+          globalSetup: ['infra/local/vitest-engines.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        resolve,
+        ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
+        test: {
           name: 'e2e',
           include: ['test/e2e/**/*.e2e.test.ts'],
           globalSetup: ['test/e2e/support/global-setup.ts'],
