@@ -84,7 +84,10 @@ export function analysisOf(r: ScoreResult): MonitorAnalysis {
 /** Score with the engine; a failure becomes an `error: true` result under the fail mode. */
 export async function scoreSafely(engine: ScoreEngine, request: ScoreRequest, failMode: 'open' | 'closed'): Promise<ScoreResult> {
   try {
-    return await engine.score(request);
+    const result = await engine.score(request);
+    // The engine reports its own failures as error results: the fail mode decides what they count as.
+    if (result.error) return { ...result, violation: failMode === 'closed' ? 1 : 0, alarm: result.alarm || failMode === 'closed' };
+    return result;
   } catch (err) {
     const phase = request.phase ?? (request.messages.at(-1)?.role === 'assistant' ? 'output' : 'input');
     return {
