@@ -28,3 +28,4 @@ export {
   type JudgeVerdict,
 } from './judge/judge-client.js';
 export { createStubDetectors, DEFAULT_STUB_TABLE, type StubDetectors, type StubDetectorTable, type StubEntry } from './testing/stub-detectors.js';
+export * from './ml/index.js';

@@ -1,0 +1,125 @@
+/**
+ * `Detectors` backed by the committed detector network. One forward pass scores every head, and
+ * the engine usually asks jailbreak, injection and harm about the same text, so the last few
+ * passes are memoised by (role, text).
+ */
+import {
+  HARM_CATEGORIES,
+  type DetectorOutput,
+  type Detectors,
+  type HarmCategory,
+  type HarmOutput,
+  type Span,
+  type TextRole,
+} from '../detectors.js';
+import { MlModel, type SegmentScores } from './ml-model.js';
+
+const MEMO_SIZE = 8;
+/** Texts scored per call beyond this many UTF-16 units are scored on head and tail windows. */
+const MAX_SCORED_CHARS = 64_000;
+
+export interface MlDetectorsOptions {
+  /** Directory holding detectors.json/.bin, vocab.txt and static-embeddings.*; defaults to the committed models. */
+  modelDir?: string;
+  /** An already-loaded model (shared between detector instances). */
+  model?: MlModel;
+}
+
+const EMPTY: DetectorOutput = { score: 0, spans: [] };
+
+export class MlDetectors implements Detectors {
+  readonly model: MlModel;
+  private readonly memo = new Map<string, SegmentScores>();
+  private readonly jb: number;
+  private readonly inj: number;
+  private readonly harmHead: number;
+  private readonly catHeads: number[];
+
+  constructor(model: MlModel) {
+    this.model = model;
+    this.jb = model.headIndex('jailbreak');
+    this.inj = model.headIndex('injection');
+    this.harmHead = model.headIndex('harm');
+    this.catHeads = HARM_CATEGORIES.map((c) => model.headIndex(c));
+  }
+
+  jailbreak(text: string): DetectorOutput {
+    return this.output(text, 'prompt', this.jb, 'jailbreak');
+  }
+
+  injection(text: string, role: TextRole): DetectorOutput {
+    return this.output(
+      text,
+      role,
+      this.inj,
+      role === 'document' ? 'indirect injection' : 'prompt injection',
+    );
+  }
+
+  harm(text: string, role: TextRole): HarmOutput {
+    const categories = {} as Record<HarmCategory, DetectorOutput>;
+    HARM_CATEGORIES.forEach((c, i) => {
+      categories[c] = this.output(text, role, this.catHeads[i] ?? 0, c);
+    });
+    return { any: this.output(text, role, this.harmHead, 'harm'), categories };
+  }
+
+  private output(text: string, role: TextRole, head: number, label: string): DetectorOutput {
+    if (!/\S/u.test(text)) return EMPTY;
+    const s = this.scores(text, role);
+    const H = this.model.heads.length;
+    const thr = this.model.threshold(head, role);
+    const spans: Span[] = [];
+    s.segments.forEach((seg, i) => {
+      if (this.model.calibrate(head, s.logits[i * H + head] ?? -Infinity, role) >= thr)
+        spans.push({ start: seg.start, end: seg.end, label });
+    });
+    return { score: s.probs[head] ?? 0, spans };
+  }
+
+  private scores(text: string, role: TextRole): SegmentScores {
+    const key = role + '\u0000' + text;
+    const hit = this.memo.get(key);
+    if (hit) return hit;
+    let s: SegmentScores;
+    if (text.length > MAX_SCORED_CHARS) {
+      // Bound the cost of huge inputs: score the head and the tail, where instructions and
+      // suffixes sit; offsets of the tail are shifted back into the full text.
+      const half = MAX_SCORED_CHARS / 2;
+      const a = this.model.score(text.slice(0, half), role);
+      const tailStart = text.length - half;
+      const b = this.model.score(text.slice(tailStart), role);
+      const probs = new Float32Array(a.probs.length);
+      for (let h = 0; h < probs.length; h++) probs[h] = Math.max(a.probs[h] ?? 0, b.probs[h] ?? 0);
+      const logits = new Float32Array(a.logits.length + b.logits.length);
+      logits.set(a.logits);
+      logits.set(b.logits, a.logits.length);
+      s = {
+        segments: [
+          ...a.segments,
+          ...b.segments.map((g) => ({ start: g.start + tailStart, end: g.end + tailStart })),
+        ],
+        logits,
+        probs,
+      };
+    } else {
+      s = this.model.score(text, role);
+    }
+    if (this.memo.size >= MEMO_SIZE) {
+      const first = this.memo.keys().next();
+      if (!first.done) this.memo.delete(first.value);
+    }
+    this.memo.set(key, s);
+    return s;
+  }
+}
+
+let shared: MlModel | undefined;
+
+/** Learned detectors over the committed weights; the model is loaded once per process. */
+export function createMlDetectors(options: MlDetectorsOptions = {}): MlDetectors {
+  if (options.model) return new MlDetectors(options.model);
+  if (options.modelDir) return new MlDetectors(MlModel.load(options.modelDir));
+  shared ??= MlModel.load();
+  return new MlDetectors(shared);
+}

@@ -1,0 +1,148 @@
+/**
+ * BERT-style uncased WordPiece tokenizer (basic pre-tokenisation + greedy longest-match), used to
+ * look tokens up in the static embedding table distilled from all-MiniLM-L6-v2. The same code
+ * featurises the training data (scripts/train/build-dataset.ts), so training and serving agree
+ * by construction even where this differs in some corner from the upstream Rust tokenizer.
+ */
+
+const MAX_WORD_CHARS = 100;
+const CACHE_LIMIT = 50_000;
+
+const PUNCT_RE = /\p{P}/u;
+const MARK_RE = /\p{Mn}/u;
+const CONTROL_RE = /[\p{Cc}\p{Cf}]/u;
+
+function isCjk(cp: number): boolean {
+  return (
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x20000 && cp <= 0x2a6df) ||
+    (cp >= 0x2a700 && cp <= 0x2ceaf) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0x2f800 && cp <= 0x2fa1f)
+  );
+}
+
+function isAsciiPunct(cp: number): boolean {
+  return (
+    (cp >= 33 && cp <= 47) ||
+    (cp >= 58 && cp <= 64) ||
+    (cp >= 91 && cp <= 96) ||
+    (cp >= 123 && cp <= 126)
+  );
+}
+
+function stripAccents(word: string): string {
+  // Fast path: pure ASCII has nothing to strip.
+  let ascii = true;
+  for (let i = 0; i < word.length && ascii; i++) ascii = word.charCodeAt(i) < 128;
+  if (ascii) return word;
+  let out = '';
+  for (const ch of word.normalize('NFD')) {
+    if (!MARK_RE.test(ch)) out += ch;
+  }
+  return out;
+}
+
+export class WordPieceTokenizer {
+  readonly unkId: number;
+  private readonly vocab: Map<string, number>;
+  private readonly cache = new Map<string, readonly number[]>();
+
+  constructor(tokens: readonly string[]) {
+    this.vocab = new Map();
+    tokens.forEach((t, i) => {
+      if (!this.vocab.has(t)) this.vocab.set(t, i);
+    });
+    this.unkId = this.vocab.get('[UNK]') ?? 0;
+  }
+
+  /** Basic tokenisation: lower-case, strip accents, split on whitespace and punctuation, isolate CJK ideographs. */
+  basicTokens(text: string): string[] {
+    const words: string[] = [];
+    let cur = '';
+    const flush = (): void => {
+      if (cur.length > 0) {
+        words.push(cur);
+        cur = '';
+      }
+    };
+    for (const ch of text) {
+      const cp = ch.codePointAt(0) ?? 0;
+      if (cp === 32 || cp === 9 || cp === 10 || cp === 13) {
+        flush();
+        continue;
+      }
+      if (cp < 128) {
+        if (isAsciiPunct(cp)) {
+          flush();
+          words.push(ch);
+        } else if (cp > 32 && cp !== 127) {
+          cur += ch;
+        } else {
+          flush();
+        }
+        continue;
+      }
+      if (cp === 0xfffd || CONTROL_RE.test(ch)) continue;
+      if (/\s/u.test(ch)) {
+        flush();
+        continue;
+      }
+      if (isCjk(cp) || PUNCT_RE.test(ch)) {
+        flush();
+        words.push(ch);
+        continue;
+      }
+      cur += ch;
+    }
+    flush();
+    return words;
+  }
+
+  /** Token ids for one pre-tokenised word (lower-cased and accent-stripped here). */
+  wordIds(rawWord: string): readonly number[] {
+    const hit = this.cache.get(rawWord);
+    if (hit !== undefined) return hit;
+    const word = stripAccents(rawWord.toLowerCase());
+    let ids: number[];
+    if (word.length === 0) {
+      ids = [];
+    } else if (word.length > MAX_WORD_CHARS) {
+      ids = [this.unkId];
+    } else {
+      ids = [];
+      let start = 0;
+      while (start < word.length) {
+        let end = word.length;
+        let found = -1;
+        while (end > start) {
+          const piece = start === 0 ? word.slice(start, end) : '##' + word.slice(start, end);
+          const id = this.vocab.get(piece);
+          if (id !== undefined) {
+            found = id;
+            break;
+          }
+          end--;
+        }
+        if (found < 0) {
+          ids = [this.unkId];
+          break;
+        }
+        ids.push(found);
+        start = end;
+      }
+    }
+    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
+    this.cache.set(rawWord, ids);
+    return ids;
+  }
+
+  encode(text: string): number[] {
+    const out: number[] = [];
+    for (const w of this.basicTokens(text)) {
+      for (const id of this.wordIds(w)) out.push(id);
+    }
+    return out;
+  }
+}
