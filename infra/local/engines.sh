@@ -397,7 +397,9 @@ cmd_up() { # OWNER ENGINE...
   shift
   cmd_install "$@"
   t0=$(ms)
-  for e in "$@"; do
+  # Slowest first, so Cassandra boots while Kafka formats its storage.
+  for e in cassandra kafka temporal redis; do
+    [[ " $* " == *" $e "* ]] || continue
     is_external "$e" && continue
     if is_running "$e"; then
       # Someone asked for it by hand: test runs must no longer stop it.
@@ -409,7 +411,9 @@ cmd_up() { # OWNER ENGINE...
     echo "$owner" >"$DIR/$e/owner"
     started+=("$e")
   done
-  for e in "${started[@]}"; do
+  local waiting=()
+  for e in "${ALL_ENGINES[@]}"; do [[ " ${started[*]} " == *" $e "* ]] && waiting+=("$e"); done
+  for e in "${waiting[@]}"; do
     local timeout_var=READY_TIMEOUT_$e end
     end=$(($(date +%s) + ${!timeout_var}))
     until "ready_$e"; do
@@ -426,7 +430,7 @@ cmd_up() { # OWNER ENGINE...
       sleep 0.3
     done
     if [[ -n $failed ]]; then
-      tail -n 60 "$DIR/$e/logs/stdout.log" | sed "s/^/  $e| /" >&2
+      tail -n 60 "$DIR/$e/logs/stdout.log" | cut -c1-400 | sed "s/^/  $e| /" >&2
       cmd_down "${started[@]}"
       die "$failed did not start (full log: $DIR/$failed/logs/stdout.log)"
     fi
