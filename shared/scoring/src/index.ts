@@ -29,3 +29,4 @@ export {
 } from './judge/judge-client.js';
 export { createStubDetectors, DEFAULT_STUB_TABLE, type StubDetectors, type StubDetectorTable, type StubEntry } from './testing/stub-detectors.js';
 export * from './ml/index.js';
+export { createDefaultEngine, type DefaultEngineOptions } from './default-engine.js';
