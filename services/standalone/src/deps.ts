@@ -1,6 +1,6 @@
 import { newId, type Logger } from '@guard/platform';
 import { BatchingActivitySink, openSqlite, SqliteActivityStore, SqliteApiKeyStore, SqliteOrgStore, SqlitePolicyStore, type SqliteDb } from '@guard/adapters';
-import type { ScoreEngine } from '@guard/scoring';
+import { createDefaultEngine, type ScoreEngine } from '@guard/scoring';
 import type { ApiDeps } from '@guard/api';
 import type { StandaloneConfig } from './config.js';
 
@@ -12,14 +12,13 @@ export interface EmbeddedDeps {
   api: ApiDeps;
 }
 
-function buildEngine(_config: StandaloneConfig): ScoreEngine {
-  // Interim: the scoring core lands in @guard/scoring; until then scoring reports an error
-  // (error: true, fail mode applies) rather than pretending to pass.
-  return {
-    score: async () => {
-      throw new Error('the scoring engine is not built into this version yet');
-    },
-  };
+/** The scoring core in-process: learned detectors from the committed weights, plus the judge when configured. */
+export function buildEngine(config: StandaloneConfig): ScoreEngine {
+  return createDefaultEngine({
+    ...(config.judge
+      ? { judge: { baseUrl: config.judge.baseUrl, model: config.judge.model, timeoutMs: config.judge.timeoutMs, ...(config.judge.apiKey ? { apiKey: config.judge.apiKey } : {}) } }
+      : {}),
+  });
 }
 
 export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): EmbeddedDeps {
