@@ -431,3 +431,27 @@ describe('service endpoints', () => {
     expect(res.body).toMatchObject({ error: true, error_code: 'PAYLOAD_TOO_LARGE' });
   });
 });
+
+describe('scanners_config', () => {
+  it('accepts the documented scanner forms and stores them as sent', async () => {
+    const scanners_config = {
+      pii: { enabled: true, pii_types: ['email', 'iban'], redact: true },
+      secrets: true,
+      keywords: ['acme-internal'],
+      regex: { patterns: ['order-\\d{6}'] },
+      system_prompt: 'You are a helpful assistant.',
+    };
+    const res = await admin.post('/policies', sample({ scanners_config }));
+    expect(res.status).toBe(201);
+    expect(res.body.scanners_config).toEqual(scanners_config);
+  });
+
+  it('rejects unknown PII types and unsafe regexes with a located 422', async () => {
+    const badType = await admin.post('/policies', sample({ scanners_config: { pii: { enabled: true, pii_types: ['shoe_size'] } } }));
+    expect(badType.status).toBe(422);
+    expect(badType.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'scanners_config', 'pii']);
+    const badRegex = await admin.post('/policies', sample({ scanners_config: { regex: ['(?<=x)y'] } }));
+    expect(badRegex.status).toBe(422);
+    expect(badRegex.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'scanners_config', 'regex']);
+  });
+});

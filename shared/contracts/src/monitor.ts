@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ScannersConfig } from './policies.js';
 
 export const MessageRole = z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
@@ -46,7 +47,7 @@ export const MonitorRequest = z
     policy_ids: z.array(z.string()).max(20).optional(),
     tools: z.array(ToolDefinition).max(200).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
-    scanner_configs: z.record(z.string(), z.unknown()).optional(),
+    scanner_configs: ScannersConfig.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.text === undefined && (!v.messages || v.messages.length === 0)) {

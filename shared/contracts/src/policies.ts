@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { POLICY_MODES, RULE_MODES } from '@guard/domain';
+import { ScannersConfigSchema } from '@guard/scoring';
 import { IsoTimestamp, Threshold } from './common.js';
 
 const RuleName = z.string().min(1).max(255);
@@ -8,7 +9,16 @@ const Rules = z.record(RuleName, z.string().max(10_000)).refine((r) => Object.ke
   message: 'a policy holds at most 500 rules',
 });
 const RuleModes = z.record(RuleName, z.enum(['block', 'observe', 'disabled']));
-const ScannersConfig = z.record(z.string(), z.unknown());
+/** Checked against the scanner schema, but stored as sent (shorthands such as `pii: true` stay short). */
+export const ScannersConfig = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    const parsed = ScannersConfigSchema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path.filter((p) => typeof p !== 'symbol'), message: issue.message });
+    }
+  })
+  .meta({ id: 'ScannersConfig', description: 'pii, secrets, system_prompt, keywords, regex: see shared/scoring/README.md' });
 
 const policyFields = {
   name: z.string().min(1).max(255),

@@ -2,7 +2,7 @@ import type { ReasoningMode, ScoreEngine, ScoreMessage, ScoreRequest, ScoreResul
 import type { ActivitySink, OrgStore, PolicyStore } from '../ports.js';
 import type { Activity, Principal } from '../types.js';
 import { toInlineRules, toScoreMessages, toToolDefs, type IgnoredInput, type InlineRulesInput, type RawMessage } from './monitor-input.js';
-import { resolvePolicies, type EffectivePolicy, type ThresholdOverrides } from './resolve-policies.js';
+import { resolvePolicies, type EffectivePolicy } from './resolve-policies.js';
 
 export interface MonitorDeps {
   policies: PolicyStore;

@@ -4,7 +4,7 @@
  *
  * `scoreSync` is the local-only path (no judge, no promise): what `reasoning_mode: off` runs.
  */
-import { HARM_CATEGORIES, type DetectorOutput, type Detectors, type HarmCategory, type HarmOutput, type Span, type TextRole } from '../detectors.js';
+import { HARM_CATEGORIES, type DetectorOutput, type Detectors, type HarmOutput, type Span, type TextRole } from '../detectors.js';
 import type { RuleScore, ScoreEngine, ScoreRequest, ScoreResult, ViolatedRuleDescription } from '../engine-types.js';
 import { createJudgeClient, type Judge, type JudgeConfig, type JudgeOutcome, type JudgeRuleInput } from '../judge/judge-client.js';
 import { compileRule, type RulePlan } from '../router/rule-router.js';
@@ -93,11 +93,6 @@ interface LocalEvaluation {
 
 const ZERO: DetectorOutput = { score: 0, spans: [] };
 
-function zeroHarm(): HarmOutput {
-  const categories = {} as Record<HarmCategory, DetectorOutput>;
-  for (const c of HARM_CATEGORIES) categories[c] = ZERO;
-  return { any: ZERO, categories };
-}
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 const clamp01 = (x: number): number => (Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0);
