@@ -42,6 +42,21 @@ READY_TIMEOUT_kafka=${GUARD_KAFKA_READY_TIMEOUT:-120}
 READY_TIMEOUT_cassandra=${GUARD_CASSANDRA_READY_TIMEOUT:-240}
 
 log() { printf '[engines] %s\n' "$*" >&2; }
+
+# Whatever a failing command started (or leased) is undone on the way out: a half-started
+# set of engines would otherwise outlive the error.
+UP_STARTED=()
+LEASE_FILE=
+on_exit() {
+  local rc=$?
+  ((rc != 0)) || return 0
+  if ((${#UP_STARTED[@]})); then
+    log "stopping what this failed command started: ${UP_STARTED[*]}"
+    cmd_down "${UP_STARTED[@]}" || true
+  fi
+  [[ -z $LEASE_FILE ]] || rm -f "$LEASE_FILE"
+}
+trap on_exit EXIT
 die() { log "error: $*"; exit 1; }
 ms() { date +%s%3N; }
 secs_since() { local d=$(($(ms) - $1)); printf '%d.%01d' $((d / 1000)) $((d % 1000 / 100)); }
@@ -407,6 +422,7 @@ cmd_up() { # OWNER ENGINE...
       log "$e: already running (pid $(engine_pid "$e" | cut -d' ' -f1))"
       continue
     fi
+    UP_STARTED+=("$e")
     "start_$e"
     echo "$owner" >"$DIR/$e/owner"
     started+=("$e")
@@ -431,11 +447,11 @@ cmd_up() { # OWNER ENGINE...
     done
     if [[ -n $failed ]]; then
       tail -n 60 "$DIR/$e/logs/stdout.log" | cut -c1-400 | sed "s/^/  $e| /" >&2
-      cmd_down "${started[@]}"
       die "$failed did not start (full log: $DIR/$failed/logs/stdout.log)"
     fi
     log "$e: ready on 127.0.0.1:$(port_of "$e" port) after $(secs_since "$t0") s"
   done
+  UP_STARTED=()
 }
 
 cmd_down() { # signal all first: the JVMs' shutdown hooks then run side by side
@@ -495,9 +511,11 @@ cmd_acquire() { # PID ENGINE...
   shift
   st=$(proc_start_time "$holder") || die "acquire: no process $holder"
   prune_leases
-  echo "$holder $st" >"$DIR/leases/$holder"
-  cmd_up test "$@" || { rm -f "$DIR/leases/$holder"; exit 1; }
+  LEASE_FILE=$DIR/leases/$holder
+  echo "$holder $st" >"$LEASE_FILE"
+  cmd_up test "$@"
   cmd_env "$@"
+  LEASE_FILE=
 }
 cmd_release() { # PID ENGINE...
   local holder=$1 e
