@@ -54,20 +54,25 @@ export const PolicyListQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
+/** Fields the response form and the export form share. */
+const contentFields = {
+  name: z.string(),
+  description: z.string(),
+  rule_modes: z.record(z.string(), RuleMode),
+  mode: z.string(),
+  pre_violation_threshold: z.number(),
+  pre_jb_threshold: z.number(),
+  post_violation_threshold: z.number(),
+  post_violation_jb_threshold: z.number(),
+  scanners_config: z.record(z.string(), z.unknown()),
+  block_message: z.string(),
+};
+
 export const Policy = z
   .object({
     id: z.string(),
-    name: z.string(),
-    description: z.string(),
+    ...contentFields,
     rules: z.record(z.string(), z.string()),
-    rule_modes: z.record(z.string(), RuleMode),
-    mode: z.string(),
-    pre_violation_threshold: z.number(),
-    pre_jb_threshold: z.number(),
-    post_violation_threshold: z.number(),
-    post_violation_jb_threshold: z.number(),
-    scanners_config: z.record(z.string(), z.unknown()),
-    block_message: z.string(),
     is_preset: z.boolean(),
     created_at: IsoTimestamp,
     updated_at: IsoTimestamp,
@@ -85,20 +90,7 @@ export const PolicyList = z
   .meta({ id: 'PolicyList' });
 
 export const PolicyExportItem = z
-  .object({
-    name: z.string(),
-    description: z.string(),
-    categories: z.record(z.string(), z.string()),
-    rule_modes: z.record(z.string(), RuleMode),
-    mode: z.string(),
-    pre_violation_threshold: z.number(),
-    pre_jb_threshold: z.number(),
-    post_violation_threshold: z.number(),
-    post_violation_jb_threshold: z.number(),
-    scanners_config: z.record(z.string(), z.unknown()),
-    block_message: z.string(),
-    export_version: z.literal('1.0'),
-  })
+  .object({ ...contentFields, categories: z.record(z.string(), z.string()), export_version: z.literal('1.0') })
   .meta({ id: 'PolicyExportItem' });
 
 export const PolicyExportAll = z

@@ -31,20 +31,7 @@ export interface MonitorInput {
 }
 
 /** The analysis part of a monitor response; also what activity records keep. */
-export interface MonitorAnalysis {
-  violation: number;
-  observe_violation: number | null;
-  violated_rules: number[];
-  violated_rule_descriptions: ScoreResult['violated_rule_descriptions'];
-  ipi: boolean;
-  mutation: boolean;
-  scanner_output: Record<string, unknown>;
-  reasoning: string;
-  input_tokens: number;
-  output_tokens: number;
-  error: boolean;
-  error_message: string | null;
-}
+export type MonitorAnalysis = Omit<ScoreResult, 'alarm' | 'phase'>;
 
 export interface MonitorResponse extends MonitorAnalysis {
   activity_id: string;
@@ -65,20 +52,8 @@ export function isBypass(metadata: Record<string, unknown> | undefined): boolean
 }
 
 export function analysisOf(r: ScoreResult): MonitorAnalysis {
-  return {
-    violation: r.violation,
-    observe_violation: r.observe_violation,
-    violated_rules: r.violated_rules,
-    violated_rule_descriptions: r.violated_rule_descriptions,
-    ipi: r.ipi,
-    mutation: r.mutation,
-    scanner_output: r.scanner_output,
-    reasoning: r.reasoning,
-    input_tokens: r.input_tokens,
-    output_tokens: r.output_tokens,
-    error: r.error,
-    error_message: r.error_message,
-  };
+  const { alarm: _alarm, phase: _phase, ...analysis } = r;
+  return analysis;
 }
 
 /** Score with the engine; a failure becomes an `error: true` result under the fail mode. */

@@ -115,19 +115,6 @@ export interface PolicyExportItem {
 }
 
 export function toExportItem(p: Policy): PolicyExportItem {
-  const c = contentOf(p);
-  return {
-    name: c.name,
-    description: c.description,
-    categories: c.rules,
-    rule_modes: c.rule_modes,
-    mode: c.mode,
-    pre_violation_threshold: c.pre_violation_threshold,
-    pre_jb_threshold: c.pre_jb_threshold,
-    post_violation_threshold: c.post_violation_threshold,
-    post_violation_jb_threshold: c.post_violation_jb_threshold,
-    scanners_config: c.scanners_config,
-    block_message: c.block_message,
-    export_version: EXPORT_VERSION,
-  };
+  const { rules, ...rest } = contentOf(p);
+  return { ...rest, categories: rules, export_version: EXPORT_VERSION };
 }
