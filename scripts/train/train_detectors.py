@@ -200,6 +200,8 @@ def fit_platt(z, y):
 
 
 ROLES = ("prompt", "response", "document")
+# Default thresholds of a policy (spec/decisions.md): pre/post jailbreak 0.3, violation and ipi 0.5.
+TARGETS = {"jailbreak": 0.3}
 
 
 def calibrate(model, data, calib_ids, heads, H):
@@ -207,8 +209,9 @@ def calibrate(model, data, calib_ids, heads, H):
 
     A role-specific fit is used where that role has >= 20 positive and negative calibration rows
     for the head (documents score differently from prompts: many segments, max-pooled), else the
-    fit over all roles. Thresholds: jailbreak, injection and harm at 1% of the role's ordinary
-    benign calibration rows flagged (floor 0.05, cap 0.9); categories at the F1-maximising point.
+    fit over all roles. Operating points: jailbreak, injection and harm at 1% of the role's
+    ordinary benign calibration rows flagged; categories at the F1-maximising point. The intercept
+    is then shifted so that each operating point maps to the default policy threshold.
     """
     zc = predict(model, data, calib_ids, H)
     tc = data["targets"][calib_ids]
@@ -232,20 +235,26 @@ def calibrate(model, data, calib_ids, heads, H):
     everyone = np.ones(len(docs), bool)
     global_fit = [pooled_cat if h >= cat0 else fit(everyone, h) or (1.0, 0.0) for h in range(H)]
     out = {}
-    for r in ROLES:
+    for r in ROLES:  # "prompt" first: other roles fall back to it
         sel = role == r
         a_, b_, t_ = [], [], []
         for h in range(H):
-            ab = (fit(sel, h) if h < cat0 else None) or global_fit[h]
-            a, b = ab
-            use = sel if (sel & (tc[:, h] >= 0)).sum() >= 40 else everyone
+            own = fit(sel, h) if h < cat0 else None
+            if own is None and r != "prompt":
+                # No labelled evidence for this head in this role: same scale as prompts.
+                a_.append(out["prompt"]["a"][h])
+                b_.append(out["prompt"]["b"][h])
+                t_.append(out["prompt"]["thresholds"][h])
+                continue
+            a, b = own or global_fit[h]
+            use = sel if r == "prompt" or own is not None else everyone
             m = use & (tc[:, h] >= 0)
             zz, yy = zc[m, h], tc[m, h].astype(np.float64)
             p = 1 / (1 + np.exp(-(a * zz + b)))
             if h < cat0:
                 neg = p[benign[m]]
                 thr = float(np.quantile(neg, 0.99)) if len(neg) else 0.5
-                thr = min(0.9, max(0.05, thr))
+                thr = min(0.99, max(1e-4, thr))
             else:
                 best, thr = -1.0, 0.5
                 for t in np.linspace(0.2, 0.9, 71):
@@ -255,9 +264,14 @@ def calibrate(model, data, calib_ids, heads, H):
                     f1 = 2 * tp / max(1.0, 2 * tp + fp + fn)
                     if f1 > best + 1e-9:
                         best, thr = f1, float(t)
+            # Prior shift: move the intercept so the operating point lands on the product's default
+            # policy threshold (jailbreak 0.3, everything else 0.5). Scores stay monotone and
+            # calibrated up to the class base rate, and default policies get this operating point.
+            target = TARGETS.get(heads[h], 0.5)
+            b = b + float(np.log(target / (1 - target)) - np.log(thr / (1 - thr)))
             a_.append(float(a))
             b_.append(float(b))
-            t_.append(round(thr, 4))
+            t_.append(target)
         out[r] = {"a": a_, "b": b_, "thresholds": t_}
     return out
 

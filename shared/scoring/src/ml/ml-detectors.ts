@@ -57,11 +57,18 @@ export class MlDetectors implements Detectors {
   }
 
   harm(text: string, role: TextRole): HarmOutput {
+    const any = this.output(text, role, this.harmHead, 'harm');
     const categories = {} as Record<HarmCategory, DetectorOutput>;
     HARM_CATEGORIES.forEach((c, i) => {
-      categories[c] = this.output(text, role, this.catHeads[i] ?? 0, c);
+      // P(harmful in c) cannot exceed P(harmful): the category heads are trained on few labelled
+      // rows and drift on unfamiliar text (e.g. other languages), the `any` head on many more.
+      const out = this.output(text, role, this.catHeads[i] ?? 0, c);
+      categories[c] = {
+        score: Math.min(out.score, any.score),
+        spans: any.spans.length > 0 ? out.spans : [],
+      };
     });
-    return { any: this.output(text, role, this.harmHead, 'harm'), categories };
+    return { any, categories };
   }
 
   private output(text: string, role: TextRole, head: number, label: string): DetectorOutput {
