@@ -14,7 +14,7 @@ import {
 } from '../detectors.js';
 import { MlModel, type SegmentScores } from './ml-model.js';
 
-const MEMO_SIZE = 8;
+const MEMO_SIZE = 4;
 /** Texts scored per call beyond this many UTF-16 units are scored on head and tail windows. */
 const MAX_SCORED_CHARS = 64_000;
 
@@ -29,7 +29,8 @@ const EMPTY: DetectorOutput = { score: 0, spans: [] };
 
 export class MlDetectors implements Detectors {
   readonly model: MlModel;
-  private readonly memo = new Map<string, SegmentScores>();
+  /** Most recent passes, newest last; compared by (role, text) without hashing the text. */
+  private readonly memo: { role: TextRole; text: string; scores: SegmentScores }[] = [];
   private readonly jb: number;
   private readonly inj: number;
   private readonly harmHead: number;
@@ -85,9 +86,10 @@ export class MlDetectors implements Detectors {
   }
 
   private scores(text: string, role: TextRole): SegmentScores {
-    const key = role + '\u0000' + text;
-    const hit = this.memo.get(key);
-    if (hit) return hit;
+    for (let i = this.memo.length - 1; i >= 0; i--) {
+      const m = this.memo[i];
+      if (m && m.role === role && m.text === text) return m.scores;
+    }
     let s: SegmentScores;
     if (text.length > MAX_SCORED_CHARS) {
       // Bound the cost of huge inputs: score the head and the tail, where instructions and
@@ -112,11 +114,8 @@ export class MlDetectors implements Detectors {
     } else {
       s = this.model.score(text, role);
     }
-    if (this.memo.size >= MEMO_SIZE) {
-      const first = this.memo.keys().next();
-      if (!first.done) this.memo.delete(first.value);
-    }
-    this.memo.set(key, s);
+    if (this.memo.length >= MEMO_SIZE) this.memo.shift();
+    this.memo.push({ role, text, scores: s });
     return s;
   }
 }
