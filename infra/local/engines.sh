@@ -36,10 +36,14 @@ TEMPORAL_CLI_VERSION=1.5.1
 MDEP=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 KAFKA_CLUSTER_ID=4L6g3nShT-eMCtK--X86sw
 
-READY_TIMEOUT_redis=${GUARD_REDIS_READY_TIMEOUT:-20}
-READY_TIMEOUT_temporal=${GUARD_TEMPORAL_READY_TIMEOUT:-60}
-READY_TIMEOUT_kafka=${GUARD_KAFKA_READY_TIMEOUT:-120}
-READY_TIMEOUT_cassandra=${GUARD_CASSANDRA_READY_TIMEOUT:-240}
+# Read indirectly (${!timeout_var}) by cmd_up.
+# shellcheck disable=SC2034
+{
+  READY_TIMEOUT_redis=${GUARD_REDIS_READY_TIMEOUT:-20}
+  READY_TIMEOUT_temporal=${GUARD_TEMPORAL_READY_TIMEOUT:-60}
+  READY_TIMEOUT_kafka=${GUARD_KAFKA_READY_TIMEOUT:-120}
+  READY_TIMEOUT_cassandra=${GUARD_CASSANDRA_READY_TIMEOUT:-240}
+}
 
 log() { printf '[engines] %s\n' "$*" >&2; }
 
