@@ -20,5 +20,5 @@ if [ "${SKIP_DISTILL:-0}" != "1" ]; then
   "$VENV/bin/python" scripts/train/distill_embeddings.py shared/scoring/models
 fi
 node --conditions=source --import tsx scripts/train/build-dataset.ts
-"$VENV/bin/python" scripts/train/train_detectors.py --variant "${GUARD_VARIANT:-both}" --epochs "${GUARD_EPOCHS:-4}" --export
+"$VENV/bin/python" scripts/train/train_detectors.py --variant "${GUARD_VARIANT:-hybrid}" --epochs "${GUARD_EPOCHS:-3}" --export
 node --conditions=source --import tsx scripts/eval/eval-detectors.ts .cache/guard-train/val.jsonl --json .cache/guard-train/val-eval.json
