@@ -19,11 +19,11 @@ const TABLE: StubDetectorTable = {
   harm: {
     weapons: [
       { phrase: 'assemble an explosive device', score: 0.93 },
-      { phrase: 'weapon score six', score: 0.6 },
+      { phrase: 'wpn-alpha score six', score: 0.6 },
       { phrase: 'weapon score half', score: 0.5 },
     ],
-    fraud: [{ phrase: 'fraud score seven', score: 0.7 }],
-    violence: [{ phrase: 'violence score four', score: 0.45 }],
+    fraud: [{ phrase: 'frd-beta score seven', score: 0.7 }],
+    violence: [{ phrase: 'vln-gamma score four', score: 0.45 }],
   },
 };
 
@@ -68,7 +68,7 @@ describe('engine: thresholds and phases', () => {
   it('uses the post thresholds when the conversation ends with an assistant message', async () => {
     const messages: ScoreMessage[] = [
       { role: 'user', content: 'tell me something' },
-      { role: 'assistant', content: 'weapon score six' },
+      { role: 'assistant', content: 'wpn-alpha score six' },
     ];
     const lenient = await engine.score(req(messages, { thresholds: { ...THRESHOLDS, pre_violation_threshold: 0.9, post_violation_threshold: 0.55 } }));
     expect(lenient.phase).toBe('output');
@@ -88,20 +88,20 @@ describe('engine: thresholds and phases', () => {
   });
 
   it('honours an explicit phase', async () => {
-    const r = await engine.score(req('weapon score six', { phase: 'output', thresholds: { ...THRESHOLDS, post_violation_threshold: 0.8 } }));
+    const r = await engine.score(req('wpn-alpha score six', { phase: 'output', thresholds: { ...THRESHOLDS, post_violation_threshold: 0.8 } }));
     expect(r.phase).toBe('output');
     expect(r.violated_rules).toEqual([]);
   });
 
   it('violation is the highest score among violated block rules only', async () => {
-    const r = await engine.score(req('weapon score six and fraud score seven and violence score four'));
+    const r = await engine.score(req('wpn-alpha score six and frd-beta score seven and vln-gamma score four'));
     expect(r.violated_rules).toEqual([1, 2]);
     expect(r.violation).toBe(0.7);
     expect(rules(r).find((x) => x.name === 'violence')).toMatchObject({ score: 0.45, violated: false });
   });
 
   it('lists violated rules 1-based in rule order with {rule, name, description}', async () => {
-    const r = await engine.score(req('fraud score seven and weapon score six'));
+    const r = await engine.score(req('frd-beta score seven and wpn-alpha score six'));
     expect(r.violated_rules).toEqual([1, 2]);
     expect(r.violated_rule_descriptions).toEqual([
       { rule: 1, name: 'weapons', description: WEAPONS.description },
@@ -111,7 +111,7 @@ describe('engine: thresholds and phases', () => {
 });
 
 describe('engine: every phase x rule mode x score position', () => {
-  // The weapons stub scores "weapon score six" at 0.6; thresholds move around it.
+  // The weapons stub scores "wpn-alpha score six" at 0.6 (neutral words: no category vocabulary); thresholds move around it.
   const cases: Array<['input' | 'output', 'block' | 'observe' | 'disabled', 'below' | 'at' | 'above']> = [];
   for (const phase of ['input', 'output'] as const)
     for (const mode of ['block', 'observe', 'disabled'] as const) for (const pos of ['below', 'at', 'above'] as const) cases.push([phase, mode, pos]);
@@ -125,10 +125,10 @@ describe('engine: every phase x rule mode x score position', () => {
         : { ...THRESHOLDS, post_violation_threshold: inForce, pre_violation_threshold: other };
     const messages: ScoreMessage[] =
       phase === 'input'
-        ? [{ role: 'user', content: 'weapon score six' }]
+        ? [{ role: 'user', content: 'wpn-alpha score six' }]
         : [
             { role: 'user', content: 'hello' },
-            { role: 'assistant', content: 'weapon score six' },
+            { role: 'assistant', content: 'wpn-alpha score six' },
           ];
     const r = await engine.score(req(messages, { thresholds, rules: [{ ...WEAPONS, mode }] }));
     expect(r.phase).toBe(phase);
@@ -142,7 +142,7 @@ describe('engine: every phase x rule mode x score position', () => {
 
 describe('engine: rule modes', () => {
   it('observe-only violations report observe_violation and violation 0', async () => {
-    const r = await engine.score(req('weapon score six', { rules: [{ ...WEAPONS, mode: 'observe' }, FRAUD] }));
+    const r = await engine.score(req('wpn-alpha score six', { rules: [{ ...WEAPONS, mode: 'observe' }, FRAUD] }));
     expect(r.violation).toBe(0);
     expect(r.observe_violation).toBe(0.6);
     expect(r.violated_rules).toEqual([1]);
@@ -151,14 +151,14 @@ describe('engine: rule modes', () => {
   });
 
   it('a block violation next to an observe violation leaves observe_violation null', async () => {
-    const r = await engine.score(req('weapon score six and fraud score seven', { rules: [{ ...WEAPONS, mode: 'observe' }, FRAUD] }));
+    const r = await engine.score(req('wpn-alpha score six and frd-beta score seven', { rules: [{ ...WEAPONS, mode: 'observe' }, FRAUD] }));
     expect(r.violation).toBe(0.7);
     expect(r.observe_violation).toBeNull();
     expect(r.alarm).toBe(true);
   });
 
   it('disabled rules are skipped but keep the others at their positions', async () => {
-    const r = await engine.score(req('weapon score six and fraud score seven', { rules: [{ ...WEAPONS, mode: 'disabled' }, FRAUD] }));
+    const r = await engine.score(req('wpn-alpha score six and frd-beta score seven', { rules: [{ ...WEAPONS, mode: 'disabled' }, FRAUD] }));
     expect(r.violated_rules).toEqual([2]);
     expect(rules(r).map((x) => x.rule)).toEqual([2]);
   });
@@ -200,7 +200,7 @@ describe('engine: jailbreak built-in rule', () => {
   });
 
   it('a higher block rule wins over the jailbreak score', async () => {
-    const r = await engine.score(req('mild roleplay: fraud score seven'));
+    const r = await engine.score(req('mild roleplay: frd-beta score seven'));
     expect(r.violation).toBe(0.7);
     expect(r.violated_rule_descriptions.map((d) => d.name)).toEqual(['fraud', 'jailbreak']);
   });
@@ -442,7 +442,7 @@ describe('engine: accounting and failure', () => {
 
   it('hybrid and thinking without a judge answer locally and say so', async () => {
     for (const mode of ['hybrid', 'thinking'] as const) {
-      const r = await engine.score(req('weapon score six', { reasoning_mode: mode }));
+      const r = await engine.score(req('wpn-alpha score six', { reasoning_mode: mode }));
       expect(r.violated_rules).toEqual([1]);
       expect(r.output_tokens).toBe(0);
       expect(r.reasoning).toContain('no judge model is configured');
@@ -469,8 +469,8 @@ describe('engine: accounting and failure', () => {
   });
 
   it('scoreSync gives the same answer as score for reasoning_mode off', async () => {
-    const a = await engine.score(req('weapon score six, mild roleplay'));
-    const b = engine.scoreSync(req('weapon score six, mild roleplay'));
+    const a = await engine.score(req('wpn-alpha score six, mild roleplay'));
+    const b = engine.scoreSync(req('wpn-alpha score six, mild roleplay'));
     expect(b).toEqual(a);
   });
 

@@ -72,8 +72,8 @@ function askedIds(r: Recorded): string[] {
 
 const detectors = createStubDetectors({
   harm: {
-    weapons: [{ phrase: 'weapon score six', score: 0.6 }, { phrase: 'weapon score nine', score: 0.95 }],
-    fraud: [{ phrase: 'fraud score four', score: 0.4 }],
+    weapons: [{ phrase: 'wpn-alpha score six', score: 0.6 }, { phrase: 'wpn-alpha score nine', score: 0.95 }],
+    fraud: [{ phrase: 'frd-beta score four', score: 0.4 }],
   },
   jailbreak: [{ phrase: 'borderline persona', score: 0.3 }],
 });
@@ -106,7 +106,7 @@ describe('judge over the OpenAI chat-completions wire format', () => {
         ],
       }),
     });
-    const r = await engineWith().score(req('weapon score six; fraud score four'));
+    const r = await engineWith().score(req('wpn-alpha score six; frd-beta score four'));
     expect(recorded).toHaveLength(1);
     const call = recorded[0];
     expect(call?.path).toBe('/v1/chat/completions');
@@ -125,14 +125,14 @@ describe('judge over the OpenAI chat-completions wire format', () => {
 
   it('hybrid: only uncertain rules go to the judge', async () => {
     script = () => ({ content: '{"verdicts":[{"id":"2","violated":true,"score":0.7,"reasoning":"scam"}]}' });
-    const r = await engineWith().score(req('weapon score nine; fraud score four', { reasoning_mode: 'hybrid' }));
+    const r = await engineWith().score(req('wpn-alpha score nine; frd-beta score four', { reasoning_mode: 'hybrid' }));
     expect(recorded.map(askedIds)).toEqual([['2']]);
     expect(r.violated_rules).toEqual([1, 2]);
     expect(r.violation).toBe(0.95);
   });
 
   it('hybrid: confident local scores never call the judge', async () => {
-    const r = await engineWith().score(req('weapon score nine', { reasoning_mode: 'hybrid', rules: [WEAPONS] }));
+    const r = await engineWith().score(req('wpn-alpha score nine', { reasoning_mode: 'hybrid', rules: [WEAPONS] }));
     expect(recorded).toHaveLength(0);
     expect(r.output_tokens).toBe(0);
     expect(r.reasoning).toContain('judge was not consulted');
@@ -155,7 +155,7 @@ describe('judge over the OpenAI chat-completions wire format', () => {
 
   it('accepts fenced JSON and counts tokens when usage is missing', async () => {
     script = () => ({ content: '```json\n{"verdicts":[{"id":"1","violated":true,"score":0.9}]}\n```', usage: false });
-    const r = await engineWith().score(req('weapon score six', { rules: [WEAPONS] }));
+    const r = await engineWith().score(req('wpn-alpha score six', { rules: [WEAPONS] }));
     expect(r.violated_rules).toEqual([1]);
     expect(r.output_tokens).toBeGreaterThan(5);
   });
@@ -163,7 +163,7 @@ describe('judge over the OpenAI chat-completions wire format', () => {
   it('falls back to local scores on a timeout and says so', async () => {
     script = () => ({ delayMs: 1500, content: '{"verdicts":[]}' });
     const t0 = performance.now();
-    const r = await engineWith(200).score(req('weapon score six; fraud score four'));
+    const r = await engineWith(200).score(req('wpn-alpha score six; frd-beta score four'));
     expect(performance.now() - t0).toBeLessThan(1200);
     expect(r.error).toBe(false);
     expect(r.violated_rules).toEqual([1]);
@@ -180,7 +180,7 @@ describe('judge over the OpenAI chat-completions wire format', () => {
     ['an HTTP error', { status: 500, raw: '{"error":{"message":"boom"}}' }, 'HTTP 500'],
   ])('falls back to local scores on %s', async (_label, answer, message) => {
     script = () => answer;
-    const r = await engineWith().score(req('weapon score six; fraud score four'));
+    const r = await engineWith().score(req('wpn-alpha score six; frd-beta score four'));
     expect(r.error).toBe(false);
     expect(r.violated_rules).toEqual([1]);
     expect(r.reasoning).toContain(message);
@@ -189,7 +189,7 @@ describe('judge over the OpenAI chat-completions wire format', () => {
 
   it('keeps local scores for rules the judge skipped', async () => {
     script = () => ({ content: '{"verdicts":[{"id":"2","violated":true,"score":0.75}]}' });
-    const r = await engineWith().score(req('weapon score six; fraud score four'));
+    const r = await engineWith().score(req('wpn-alpha score six; frd-beta score four'));
     expect(r.violated_rules).toEqual([1, 2]);
     expect(r.reasoning).toContain('no verdict for 1');
   });
@@ -197,14 +197,14 @@ describe('judge over the OpenAI chat-completions wire format', () => {
   it("propagates the caller's abort", async () => {
     script = () => ({ delayMs: 1000, content: '{"verdicts":[]}' });
     const ac = new AbortController();
-    const p = engineWith(5000).score(req('weapon score six'), ac.signal);
+    const p = engineWith(5000).score(req('wpn-alpha score six'), ac.signal);
     setTimeout(() => ac.abort(new Error('client went away')), 50);
     await expect(p).rejects.toThrow('client went away');
   });
 
   it('an unreachable judge is a fallback, not an error', async () => {
     const engine = createLocalEngine({ detectors, judge: { baseUrl: 'http://127.0.0.1:9/v1', model: 'x', timeoutMs: 1000 } });
-    const r = await engine.score(req('weapon score six'));
+    const r = await engine.score(req('wpn-alpha score six'));
     expect(r.error).toBe(false);
     expect(r.reasoning).toMatch(/judge (unreachable|timed out)/);
   });

@@ -3,7 +3,7 @@
  * contributes a score; the rule's score is the highest, and the evidence lists every source that
  * said something (scores > 0.05).
  */
-import type { DetectorOutput, HarmOutput } from '../detectors.js';
+import type { DetectorOutput, HarmCategory, HarmOutput } from '../detectors.js';
 import type { LeakageResult } from '../scanners/leakage-scanner.js';
 import type { PiiFinding } from '../scanners/pii-scanner.js';
 import type { PiiType } from '../scanners/scanners-config.js';
@@ -33,6 +33,8 @@ export interface RuleContext {
   destructive(): string[];
   /** Content stems of the checked side. */
   contentStems(): readonly string[];
+  /** Harm categories whose vocabulary occurs on the checked side (see harm-cues.ts). */
+  harmCues(): ReadonlySet<HarmCategory>;
   /** Content stems of the system prompt (topic of "stay on topic" rules without a subject). */
   systemPromptStems(): ReadonlySet<string>;
 }
@@ -63,7 +65,15 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
   };
 
   if (plan.harm.length > 0 && ctx.harm) {
-    for (const c of plan.harm) consider(ctx.harm.categories[c].score, `harm:${c}`, `harm detector, category ${c}`);
+    const harm = ctx.harm;
+    const cues = ctx.harmCues();
+    for (const c of plan.harm) {
+      consider(harm.categories[c].score, `harm:${c}`, `harm detector, category ${c}`);
+      // The overall head is the strong one: lend its score to a category the text speaks of.
+      // (Lending it by the category heads' shares when the text names no category was measured
+      // too: +5.5 points of harmful recall for +1.9 points of benign over-blocking; not shipped.)
+      if (cues.has(c)) consider(harm.any.score, `harm:${c}`, `harm detector overall, with ${c} vocabulary in the text`);
+    }
   }
   if (plan.jailbreak) consider(ctx.jailbreak.score, 'jailbreak', 'jailbreak detector on user input');
   if (plan.injection) consider(ctx.injection.score, 'injection', 'prompt-injection detector on user input');

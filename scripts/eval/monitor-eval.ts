@@ -1,0 +1,66 @@
+/**
+ * Product-level quality: what POST /guard/monitor decides, not what one detector scores. Runs the
+ * full scoring engine (normaliser, learned detectors, scanners, rule router) with a preset policy
+ * over a JSONL of {text, label, role?, source?} rows and prints, per label and per source, how
+ * often the verdict is "violation" (for benign rows: the over-blocking rate).
+ *
+ *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
+ *
+ * Rows with role "response" are sent as an assistant turn after a neutral user turn (post
+ * thresholds); "document" rows as a tool result (ipi); the rest as user text.
+ */
+import fs from 'node:fs';
+import readline from 'node:readline';
+import { parseArgs } from 'node:util';
+import { PRESET_POLICIES } from '@guard/domain';
+import { createDefaultEngine, type ScoreMessage } from '@guard/scoring';
+
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { policy: { type: 'string', default: 'Basic Content Safety' }, limit: { type: 'string' } } });
+const file = positionals[0];
+if (!file) {
+  console.error('usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N]');
+  process.exit(2);
+}
+const policy = PRESET_POLICIES.find((p) => p.name === values.policy);
+if (!policy) throw new Error(`no preset named ${values.policy}`);
+const rules = Object.entries(policy.rules).map(([name, description]) => ({ name, description, mode: 'block' as const }));
+const engine = createDefaultEngine();
+const limit = values.limit ? Number(values.limit) : Infinity;
+
+interface Row { text: string; label: string; role?: string; source?: string }
+const messagesFor = (r: Row): ScoreMessage[] => {
+  if (r.role === 'response') return [{ role: 'user', content: 'Please answer.' }, { role: 'assistant', content: r.text }];
+  if (r.role === 'document') return [{ role: 'user', content: 'Summarise this document.' }, { role: 'tool', content: r.text, tool_call_id: 'doc' }];
+  return [{ role: 'user', content: r.text }];
+};
+
+type Tally = { n: number; flagged: number; ms: number };
+const byLabel = new Map<string, Tally>();
+const bySource = new Map<string, Tally>();
+const add = (m: Map<string, Tally>, k: string, flagged: boolean, ms: number) => {
+  const t = m.get(k) ?? { n: 0, flagged: 0, ms: 0 };
+  t.n++;
+  t.flagged += flagged ? 1 : 0;
+  t.ms += ms;
+  m.set(k, t);
+};
+
+let seen = 0;
+for await (const line of readline.createInterface({ input: fs.createReadStream(file) })) {
+  if (!line.trim() || seen >= limit) continue;
+  const row = JSON.parse(line) as Row;
+  seen++;
+  const t0 = performance.now();
+  const r = engine.scoreSync({ messages: messagesFor(row), rules, thresholds: policy, mode: policy.mode, scanners_config: policy.scanners_config, reasoning_mode: 'off' });
+  const ms = performance.now() - t0;
+  const flagged = r.violation > 0 || r.ipi;
+  add(byLabel, row.label, flagged, ms);
+  add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms);
+}
+
+const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
+console.log(`policy: ${policy.name}; ${seen} rows; "flagged" = violation > 0 or ipi`);
+console.log('\nby label (benign: over-blocking; others: recall)');
+for (const [k, t] of [...byLabel].sort()) console.log(`  ${k.padEnd(10)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  mean ${(t.ms / t.n).toFixed(3)} ms`);
+console.log('\nby source');
+for (const [k, t] of [...bySource].sort()) console.log(`  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}`);
