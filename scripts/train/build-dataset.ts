@@ -47,6 +47,7 @@ import {
   INJECTION_PAYLOADS_I18N,
   NAMES,
   PERSONA,
+  SAFE_LOOKING,
   SCENARIO,
   SUBJECTS,
   gibberishSuffix,
@@ -506,7 +507,11 @@ function augment(
     }
   }
   // Harm look-alikes and benign role-play.
-  for (const text of [...fam(HARM_LOOKALIKES), ...(split === 'train' ? lookalikeCombos() : [])]) {
+  for (const text of [
+    ...fam(HARM_LOOKALIKES),
+    ...fam(SAFE_LOOKING),
+    ...(split === 'train' ? lookalikeCombos() : []),
+  ]) {
     const t = emptyTargets().fill(0);
     docs.push(synthDoc(text, 'benign', 'prompt', 'harm-lookalike', split, t));
   }

@@ -124,6 +124,8 @@ def doc_weights(data):
             w[i] *= 3.0
         if d["role"] == "document" and d["label"] == "benign" and d["source"] == "bipia":
             w[i] *= 3.0
+        if d["source"] == "gpteacher_roleplay":
+            w[i] *= 2.0  # role-play is what persona jailbreaks imitate: the main over-blocking risk
         if d["source"] == "davidson_hate_offensive":
             w[i] *= 0.5  # mostly profanity, a weak signal of harm
     return w
