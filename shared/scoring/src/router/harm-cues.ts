@@ -13,14 +13,16 @@ import { stem } from '../text/words.js';
 const CUES: Record<HarmCategory, string> = {
   violence:
     'kill killing murder murdering assault stab stabbing shoot shooting torture hurt injure poison poisoning strangle kidnap ' +
-    'kidnapping massacre behead maim punch choke violent violence bloodshed beat beating attack dismember hostage',
+    'kidnapping massacre behead maim choke violent violence bloodshed dismember hostage',
   weapons:
     'bomb bombs explosive explosives grenade detonator gun guns firearm firearms rifle pistol ammunition ammo silencer suppressor ' +
     'napalm thermite ied molotov sarin ricin anthrax bioweapon nerve weapon weapons missile landmine tnt semtex gunpowder ' +
     'nitroglycerin shrapnel pipe-bomb',
   self_harm: 'suicide suicidal self-harm selfharm overdose anorexia bulimia cutting hang starve razor',
   sexual: 'sex sexual sexually porn pornographic pornography nude nudes naked erotic orgasm nsfw genitals fetish masturbate explicit',
-  sexual_minors: 'underage minor minors child children kid kids teen teens preteen loli pedophile pedophilia schoolgirl',
+  // Words for minors alone are everyday vocabulary ("a trip with my kids"): they count for this
+  // category only next to sexual vocabulary (see harmCues), except the unambiguous ones.
+  sexual_minors: 'loli pedophile pedophilia csam',
   hate: 'hate hateful racist racism inferior subhuman vermin genocide supremacy supremacist slur bigot nazi ethnic immigrants',
   harassment: 'insult harass harassment bully bullying humiliate threaten threat stalk doxx idiot stupid loser worthless ugly pathetic',
   illegal_drugs:
@@ -28,12 +30,12 @@ const CUES: Record<HarmCategory, string> = {
     'crack dealer smuggle synthesize',
   cybercrime:
     'malware ransomware virus trojan keylogger exploit hack hacking hacker botnet ddos rootkit backdoor spyware shellcode payload ' +
-    'brute-force injection xss phishing credential credentials crack cracking',
+    'brute-force xss phishing',
   fraud:
     'scam scams scammer fraud fraudulent phishing counterfeit launder laundering forged forge fake identity ponzi embezzle ' +
     'impersonate bribe steal stolen evasion',
   extremism: 'terrorist terrorism terror isis jihad jihadist qaeda extremist extremism radicalize recruit manifesto militia',
-  privacy: 'address locate track tracking spy surveil surveillance doxx whereabouts stalk home ssn',
+  privacy: 'locate spy surveil surveillance doxx whereabouts stalk ssn',
 };
 
 const CUE_STEMS = new Map<string, HarmCategory[]>();
@@ -48,9 +50,16 @@ for (const [category, words] of Object.entries(CUES) as [HarmCategory, string][]
   }
 }
 
+const MINOR_STEMS = new Set('underage minor minors child children kid kids teen teens preteen schoolgirl schoolboy'.split(' ').map(stem));
+
 /** Categories whose vocabulary occurs among the given content stems. */
 export function harmCues(stems: readonly string[]): Set<HarmCategory> {
   const out = new Set<HarmCategory>();
-  for (const s of stems) for (const c of CUE_STEMS.get(s) ?? []) out.add(c);
+  let minors = false;
+  for (const s of stems) {
+    for (const c of CUE_STEMS.get(s) ?? []) out.add(c);
+    if (MINOR_STEMS.has(s)) minors = true;
+  }
+  if (minors && out.has('sexual')) out.add('sexual_minors');
   return out;
 }
