@@ -163,11 +163,24 @@ const run = (conc, seconds) =>
   tool === 'wrk' ? runWrk(conc, seconds) : runAutocannon(conc, seconds);
 const CLK_TCK =
   Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-/** CPU time (user + system) the server process has used, in ms; NaN off Linux. */
+/** CPU time (user + system) used by the server and its worker processes, in ms; NaN off Linux. */
+const treePids = (pid) => {
+  let kids = [];
+  try {
+    kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    /* process gone, or not Linux */
+  }
+  return [pid, ...kids.flatMap(treePids)];
+};
 const cpuMs = () => {
   try {
-    const fields = fs.readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    let ticks = 0;
+    for (const pid of treePids(server.pid)) {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return (ticks * 1000) / CLK_TCK;
   } catch {
     return NaN;
   }

@@ -19,7 +19,7 @@ const Env = z.object({
   // An empty value counts as unset (handy in env files and test harnesses).
   GUARD_WORKERS: z
     .string()
-    .default('1')
+    .default('auto')
     .transform((v, ctx) => {
       if (v === 'auto') return Math.max(1, os.availableParallelism());
       const n = Number(v);

@@ -47,6 +47,8 @@ export async function startGuard(opts: StartOptions = {}): Promise<GuardServer> 
     GUARD_LOG_LEVEL: 'info',
     // vitest sets MODE=test for its own use; the server reads MODE too.
     MODE: 'embedded',
+    // One process keeps test servers light; workers.e2e.test.ts covers GUARD_WORKERS > 1.
+    GUARD_WORKERS: '1',
     ...opts.env,
   };
   const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
