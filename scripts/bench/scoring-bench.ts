@@ -6,6 +6,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
+import { createLocalEngine } from '@guard/scoring';
+import { PRESET_POLICIES } from '@guard/domain';
 
 export interface BenchCase {
   name: string;
@@ -15,7 +17,18 @@ export interface BenchCase {
 
 export function benchCases(): BenchCase[] {
   const det = createMlDetectors();
+  // The whole local engine as POST /guard/monitor runs it with no policy given: the preset
+  // "Basic Content Safety" (11 rules), normalisation, detectors, rule router, tokenizer.
+  const engine = createLocalEngine({ detectors: det });
+  const basic = PRESET_POLICIES[0]!;
+  const rules = Object.entries(basic.rules).map(([name, description]) => ({ name, description, mode: 'block' as const }));
   return [
+    {
+      name: 'full local engine, Basic Content Safety (user text)',
+      run: (t) => {
+        engine.scoreSync({ messages: [{ role: 'user', content: t }], rules, thresholds: basic, mode: basic.mode, scanners_config: basic.scanners_config, reasoning_mode: 'off' });
+      },
+    },
     {
       name: 'ml detectors: jailbreak + injection + harm (prompt)',
       run: (t) => {
