@@ -201,6 +201,7 @@ try {
       duration_s: Number(values.duration),
       pinned: pin,
       access_log: values['access-log'],
+      workers: process.env.GUARD_WORKERS ?? 'auto',
       ...r,
       server_cpu_ms_per_req: Math.round((cpu / r.requests) * 1000) / 1000,
     };

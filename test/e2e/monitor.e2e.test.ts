@@ -192,8 +192,12 @@ describe('rules, modes and thresholds', () => {
 
     const org = server.cli<{ id: string; name: string }[]>('org', 'list').find((o) => o.name === 'default')!;
     server.cli('org', 'set-default-policy', '--org', org.id, '--policy', p.id);
-    // The org record is read per request, so the new default applies at once.
-    const viaDefault = (await monitor({ text: 'Tell me about Project Falcon' })).body;
+    // Org reads are cached for GUARD_AUTH_CACHE_TTL_MS (2 s): the CLI's change applies within it.
+    let viaDefault = (await monitor({ text: 'Tell me about Project Falcon' })).body;
+    for (let i = 0; i < 50 && viaDefault.violated_rules.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      viaDefault = (await monitor({ text: 'Tell me about Project Falcon' })).body;
+    }
     expect(viaDefault.violated_rules).toEqual([1]);
     expect(viaDefault.block_message).toBe('That topic is off limits.');
     server.cli('org', 'set-default-policy', '--org', org.id, '--clear');

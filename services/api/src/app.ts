@@ -1,5 +1,5 @@
 import express, { type Express } from 'express';
-import type { MonitorDeps, PolicyDeps } from '@guard/domain';
+import { CachingOrgStore, type MonitorDeps, type PolicyDeps } from '@guard/domain';
 import type { ApiDeps } from './deps.js';
 import { authMiddleware } from './http/auth.js';
 import { requestContext } from './http/context.js';
@@ -30,7 +30,8 @@ export function createApp(deps: ApiDeps): Express {
 
   const monitorDeps: MonitorDeps = {
     policies: deps.policies,
-    orgs: deps.orgs,
+    // The default-policy lookup on every monitor call; cached like API keys (same TTL).
+    orgs: new CachingOrgStore(deps.orgs, deps.config.authCacheTtlMs),
     engine: deps.engine,
     activity: deps.activitySink,
     newId: deps.newId,
