@@ -30,3 +30,4 @@ export {
 export { createStubDetectors, DEFAULT_STUB_TABLE, type StubDetectors, type StubDetectorTable, type StubEntry } from './testing/stub-detectors.js';
 export * from './ml/index.js';
 export { createDefaultEngine, type DefaultEngineOptions } from './default-engine.js';
+export { errorScoreResult, phaseOf } from './engine/error-result.js';

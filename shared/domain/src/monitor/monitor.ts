@@ -1,4 +1,4 @@
-import type { ReasoningMode, ScoreEngine, ScoreMessage, ScoreRequest, ScoreResult } from '@guard/scoring';
+import { errorScoreResult, type ReasoningMode, type ScoreEngine, type ScoreMessage, type ScoreRequest, type ScoreResult } from '@guard/scoring';
 import type { ActivitySink, OrgStore, PolicyStore } from '../ports.js';
 import type { Activity, Principal } from '../types.js';
 import { toInlineRules, toScoreMessages, toToolDefs, type IgnoredInput, type InlineRulesInput, type RawMessage } from './monitor-input.js';
@@ -64,23 +64,8 @@ export async function scoreSafely(engine: ScoreEngine, request: ScoreRequest, fa
     if (result.error) return { ...result, violation: failMode === 'closed' ? 1 : 0, alarm: result.alarm || failMode === 'closed' };
     return result;
   } catch (err) {
-    const phase = request.phase ?? (request.messages.at(-1)?.role === 'assistant' ? 'output' : 'input');
-    return {
-      violation: failMode === 'closed' ? 1 : 0,
-      observe_violation: null,
-      violated_rules: [],
-      violated_rule_descriptions: [],
-      ipi: false,
-      mutation: false,
-      scanner_output: {},
-      reasoning: '',
-      input_tokens: 0,
-      output_tokens: 0,
-      error: true,
-      error_message: `Scoring did not complete (${err instanceof Error ? err.message : String(err)}); fail mode ${failMode}`,
-      alarm: failMode === 'closed',
-      phase,
-    };
+    const failed = errorScoreResult(request, err);
+    return { ...failed, violation: failMode === 'closed' ? 1 : 0, alarm: failMode === 'closed', error_message: `${failed.error_message ?? ''} (fail mode ${failMode})` };
   }
 }
 

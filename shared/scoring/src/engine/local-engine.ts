@@ -21,6 +21,7 @@ import { normalizeText, type MutationEvidence, type NormalizedText } from '../te
 import { DESTRUCTIVE_PATTERNS } from '../router/rule-lexicon.js';
 import { splitConversation, type CheckedMessage, type ConversationParts } from './conversation.js';
 import { modeProfile, type ModeProfile } from './modes.js';
+import { errorScoreResult } from './error-result.js';
 import { countTokens, warmTokenizer } from './token-counter.js';
 
 export interface HybridBand {
@@ -494,34 +495,13 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     };
   }
 
-  function errorResult(request: ScoreRequest, e: unknown): ScoreResult {
-    const message = e instanceof Error ? e.message : String(e);
-    const last = request.messages[request.messages.length - 1];
-    return {
-      violation: 0,
-      observe_violation: null,
-      violated_rules: [],
-      violated_rule_descriptions: [],
-      ipi: false,
-      mutation: false,
-      scanner_output: {},
-      reasoning: `Scoring did not complete: ${message}. This is not a clean pass.`,
-      input_tokens: 0,
-      output_tokens: 0,
-      error: true,
-      error_message: message,
-      alarm: false,
-      phase: request.phase ?? (last?.role === 'assistant' ? 'output' : 'input'),
-    };
-  }
-
   function scoreSync(request: ScoreRequest): ScoreResult {
     try {
       const ev = evaluateLocal(request);
       if (request.reasoning_mode !== 'off') ev.notes.push(`reasoning_mode ${request.reasoning_mode} requested on the synchronous path: local detectors only`);
       return finalize(ev, null);
     } catch (e) {
-      return errorResult(request, e);
+      return errorScoreResult(request, e);
     }
   }
 
@@ -531,7 +511,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     try {
       ev = evaluateLocal(request);
     } catch (e) {
-      return errorResult(request, e);
+      return errorScoreResult(request, e);
     }
     if (request.reasoning_mode === 'off') return finalize(ev, null);
     if (!judge) {

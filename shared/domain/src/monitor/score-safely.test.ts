@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { errorScoreResult, type ScoreEngine, type ScoreRequest } from '@guard/scoring';
+import { scoreSafely } from './monitor.js';
+
+const request: ScoreRequest = {
+  messages: [{ role: 'user', content: 'hello' }],
+  rules: [],
+  thresholds: { pre_violation_threshold: 0.5, pre_jb_threshold: 0.3, post_violation_threshold: 0.5, post_violation_jb_threshold: 0.3 },
+  mode: 'content_moderation',
+  scanners_config: {},
+  reasoning_mode: 'off',
+};
+const throwing: ScoreEngine = { score: async () => { throw new Error('scorer down'); } };
+const reportingError: ScoreEngine = { score: async (r) => errorScoreResult(r, new Error('detector crashed')) };
+
+describe('scoreSafely', () => {
+  it('fails closed by default: an error is never a clean pass', async () => {
+    for (const engine of [throwing, reportingError]) {
+      const r = await scoreSafely(engine, request, 'closed');
+      expect(r).toMatchObject({ error: true, violation: 1, alarm: true, phase: 'input' });
+      expect(r.error_message).toMatch(/scorer down|detector crashed/);
+    }
+  });
+
+  it('fails open when configured, still saying error', async () => {
+    for (const engine of [throwing, reportingError]) {
+      const r = await scoreSafely(engine, request, 'open');
+      expect(r).toMatchObject({ error: true, violation: 0 });
+    }
+  });
+});
