@@ -1,5 +1,5 @@
 import type { Logger } from '@guard/platform';
-import type { ActivitySink, ActivityStore, ApiKeyStore, OrgStore, PolicyStore } from '@guard/domain';
+import type { ActivitySink, ApiKeyStore, OrgStore, PolicyStore } from '@guard/domain';
 import type { ScoreEngine } from '@guard/scoring';
 
 export interface ApiConfig {
@@ -28,7 +28,6 @@ export interface ApiDeps {
   orgs: OrgStore;
   keys: ApiKeyStore;
   policies: PolicyStore;
-  activities: ActivityStore;
   activitySink: ActivitySink;
   engine: ScoreEngine;
   newId: () => string;

@@ -40,7 +40,6 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     orgs: new SqliteOrgStore(db),
     keys: new SqliteApiKeyStore(db),
     policies: new SqlitePolicyStore(db),
-    activities,
     activitySink: new BatchingActivitySink(activities),
     engine: buildEngine(config),
     newId: () => newId(),

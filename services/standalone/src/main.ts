@@ -1,10 +1,10 @@
 import cluster from 'node:cluster';
 import { newId } from '@guard/platform';
 import { createLogger, Lifecycle, type Logger } from '@guard/platform';
-import { bootstrapIfEmpty } from '@guard/domain';
 import { openSqlite, SqliteApiKeyStore, SqliteOrgStore } from '@guard/adapters';
 import { loadConfig, type StandaloneConfig } from './config.js';
 import { startServer } from './server.js';
+import { bootstrapStore } from './bootstrap.js';
 
 function printBootstrapKey(key: string, url: string): void {
   // Printed once, outside the JSON log stream, so that it never ends up in log storage.
@@ -30,21 +30,21 @@ async function runSingle(config: StandaloneConfig, logger: Logger): Promise<void
  */
 async function runPrimary(config: StandaloneConfig, logger: Logger): Promise<void> {
   const db = openSqlite(config.dbFile);
-  const boot = await bootstrapIfEmpty(
+  const boot = await bootstrapStore(
     { orgs: new SqliteOrgStore(db), keys: new SqliteApiKeyStore(db), newId: () => newId(), now: () => new Date() },
-    config.bootstrapAdminKey,
+    config,
+    logger,
   );
   db.close();
-  if (boot) logger.info({ org_id: boot.org.id, key_source: boot.generated ? 'generated' : 'GUARD_BOOTSTRAP_ADMIN_KEY' }, 'first start: created the default org and an admin key');
 
   let stopping = false;
   let printed = false;
   const fork = () => {
     const worker = cluster.fork();
     worker.on('message', (msg: { type?: string; url?: string }) => {
-      if (msg.type === 'listening' && boot?.generated && !printed && msg.url) {
+      if (msg.type === 'listening' && boot.generatedKey && !printed && msg.url) {
         printed = true;
-        printBootstrapKey(boot.key, msg.url);
+        printBootstrapKey(boot.generatedKey, msg.url);
       }
     });
   };

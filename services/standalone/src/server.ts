@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createLogger, Lifecycle, type Logger } from '@guard/platform';
-import { bootstrapIfEmpty } from '@guard/domain';
 import { createApp } from '@guard/api';
 import type { StandaloneConfig } from './config.js';
 import { buildEmbeddedDeps } from './deps.js';
+import { bootstrapStore } from './bootstrap.js';
 
 export interface RunningServer {
   url: string;
@@ -27,9 +27,10 @@ export async function startServer(config: StandaloneConfig, logger: Logger = cre
     deps.db.close();
   });
 
-  const boot = await bootstrapIfEmpty(
+  const boot = await bootstrapStore(
     { orgs: deps.api.orgs, keys: deps.api.keys, newId: deps.api.newId, now: deps.api.now },
-    config.bootstrapAdminKey,
+    config,
+    logger,
   );
 
   const app = createApp(deps.api);
@@ -48,20 +49,13 @@ export async function startServer(config: StandaloneConfig, logger: Logger = cre
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   logger.info({ port, data_dir: config.dataDir, mode: config.mode }, 'guard listening');
-  if (boot) {
-    logger.info(
-      { org_id: boot.org.id, key_source: boot.generated ? 'generated' : 'GUARD_BOOTSTRAP_ADMIN_KEY' },
-      'first start: created the default org and an admin key',
-    );
-  }
   return {
     url: `http://${host}:${port}`,
     port,
     server,
     close: () => lifecycle.close(),
-    bootstrapKey: boot?.generated ? boot.key : null,
-    bootstrapped: boot !== null,
+    bootstrapKey: boot.generatedKey,
+    bootstrapped: boot.bootstrapped,
   };
 }
 
-export { Lifecycle };

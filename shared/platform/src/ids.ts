@@ -29,11 +29,6 @@ export function isId(value: string): boolean {
   return ID_PATTERN.test(value);
 }
 
-/** The smallest id that could have been generated at or after `ms` (for time-range scans). */
-export function idFloor(ms: number): string {
-  return Math.floor(ms / 1000).toString(16).padStart(8, '0') + '0'.repeat(16);
-}
-
 /** Creation time (second precision) encoded in an id. */
 export function idTime(id: string): Date {
   return new Date(parseInt(id.slice(0, 8), 16) * 1000);

@@ -40,5 +40,3 @@ export function createLogger(config: LoggerConfig, destination?: NodeJS.Writable
   };
   return destination ? pino(options, destination as pino.DestinationStream) : pino(options);
 }
-
-export const silentLogger = (): Logger => pino({ level: 'silent' });

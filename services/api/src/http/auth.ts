@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { createHash } from 'node:crypto';
 import { TtlCache } from '@guard/platform';
-import { authenticate, type Principal } from '@guard/domain';
+import { authenticate, hashApiKey, type Principal } from '@guard/domain';
 import type { ApiDeps } from '../deps.js';
 
 /**
@@ -30,7 +29,7 @@ export function authMiddleware(deps: Pick<ApiDeps, 'orgs' | 'keys'>, cacheTtlMs:
   const cache = new TtlCache<string, Principal>(cacheTtlMs);
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const key = presentedKey(req);
-    const cacheKey = key && cacheTtlMs > 0 ? createHash('sha256').update(key).digest('base64') : undefined;
+    const cacheKey = key && cacheTtlMs > 0 ? hashApiKey(key) : undefined;
     let principal = cacheKey ? cache.get(cacheKey) : undefined;
     if (!principal) {
       principal = await authenticate(deps, key);

@@ -81,8 +81,3 @@ function migrate(db: SqliteDb): void {
     })();
   }
 }
-
-/** Later issues append migrations through this hook (kept here so the order stays in one list). */
-export function registerMigration(sql: string): void {
-  MIGRATIONS.push(sql);
-}
