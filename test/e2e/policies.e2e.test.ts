@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, makeOrg, startGuard, type Client, type GuardServer } from './support/guard-server.js';
+import {
+  client,
+  makeOrg,
+  startGuard,
+  type Client,
+  type GuardServer,
+} from './support/guard-server.js';
 
-const PRESET_NAMES = ['Basic Content Safety', 'Prompt Injection Protection', 'PII Protection', 'Coding Agent'];
+const PRESET_NAMES = [
+  'Basic Content Safety',
+  'Prompt Injection Protection',
+  'PII Protection',
+  'Coding Agent',
+];
 
 let server: GuardServer;
 let admin: Client;
@@ -14,7 +25,16 @@ beforeAll(async () => {
   admin = client(server.url, server.adminKey);
   const orgs = server.cli<{ id: string; name: string }[]>('org', 'list');
   const defaultOrg = orgs.find((o) => o.name === 'default')!;
-  const m = server.cli<{ key: string }>('key', 'create', '--org', defaultOrg.id, '--role', 'member', '--user', 'bob');
+  const m = server.cli<{ key: string }>(
+    'key',
+    'create',
+    '--org',
+    defaultOrg.id,
+    '--role',
+    'member',
+    '--user',
+    'bob',
+  );
   member = client(server.url, m.key);
   otherOrg = makeOrg(server, 'other');
   other = client(server.url, otherOrg.adminKey);
@@ -61,7 +81,10 @@ describe('create and read', () => {
   });
 
   it('accepts the disabled rule mode and a block message', async () => {
-    const res = await admin.post('/policies', sample({ rule_modes: { no_pii: 'disabled' }, block_message: 'Nope.' }));
+    const res = await admin.post(
+      '/policies',
+      sample({ rule_modes: { no_pii: 'disabled' }, block_message: 'Nope.' }),
+    );
     expect(res.status).toBe(201);
     expect(res.body.rule_modes).toEqual({ no_pii: 'disabled' });
     expect(res.body.block_message).toBe('Nope.');
@@ -81,7 +104,9 @@ describe('create and read', () => {
     expect(names[0]).toBe('list-a');
     expect(names[1]).toBe('list-b');
     expect(names.slice(-PRESET_NAMES.length).sort()).toEqual([...PRESET_NAMES].sort());
-    const updated = all.body.policies.filter((p: { is_preset: boolean }) => !p.is_preset).map((p: { updated_at: string }) => p.updated_at);
+    const updated = all.body.policies
+      .filter((p: { is_preset: boolean }) => !p.is_preset)
+      .map((p: { updated_at: string }) => p.updated_at);
     expect([...updated].sort().reverse()).toEqual(updated);
 
     const page = await member.get('/policies?limit=1&offset=1');
@@ -101,10 +126,16 @@ describe('update and delete', () => {
     const p = (await admin.post('/policies', sample({ pre_jb_threshold: 0.2 }))).body;
     const res = await admin.put(`/policies/${p.id}`, { description: 'new description' });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ...p, description: 'new description', updated_at: res.body.updated_at });
+    expect(res.body).toEqual({
+      ...p,
+      description: 'new description',
+      updated_at: res.body.updated_at,
+    });
     expect(res.body.updated_at >= p.updated_at).toBe(true);
 
-    const res2 = await admin.put(`/policies/${p.id}`, { categories: { no_violence: 'No violence at all' } });
+    const res2 = await admin.put(`/policies/${p.id}`, {
+      categories: { no_violence: 'No violence at all' },
+    });
     expect(res2.body.rules).toEqual({ no_violence: 'No violence at all' });
     expect(res2.body.rule_modes).toEqual({});
     expect(res2.body.pre_jb_threshold).toBe(0.2);
@@ -128,7 +159,10 @@ describe('update and delete', () => {
     expect((await admin.put(`/policies/${p.id}`, { name: 'x' })).status).toBe(404);
     const versions = await admin.get(`/policies/${p.id}/versions`);
     expect(versions.status).toBe(200);
-    expect(versions.body.versions.map((v: { operation: string }) => v.operation)).toEqual(['delete', 'create']);
+    expect(versions.body.versions.map((v: { operation: string }) => v.operation)).toEqual([
+      'delete',
+      'create',
+    ]);
     const atDelete = await admin.get(`/policies/${p.id}/versions/${versions.body.versions[0].id}`);
     expect(atDelete.body.policy_state.name).toBe('to delete');
     const list = await admin.get('/policies');
@@ -147,7 +181,12 @@ describe('update and delete', () => {
 
 describe('export and import', () => {
   it('exports one policy and all policies with export_version 1.0', async () => {
-    const p = (await admin.post('/policies', sample({ name: 'exported', scanners_config: { pii: { enabled: true } } }))).body;
+    const p = (
+      await admin.post(
+        '/policies',
+        sample({ name: 'exported', scanners_config: { pii: { enabled: true } } }),
+      )
+    ).body;
     const one = await member.get(`/policies/${p.id}/export`);
     expect(one.status).toBe(200);
     expect(one.body).toEqual({
@@ -176,15 +215,22 @@ describe('export and import', () => {
   it('imports an export round-trip with a new id, ignoring ids in the payload', async () => {
     const p = (await admin.post('/policies', sample({ name: 'round trip' }))).body;
     const exported = (await admin.get(`/policies/${p.id}/export`)).body;
-    const res = await admin.post('/policies/import', { policy: { ...exported, id: p.id, _id: 'x' } });
+    const res = await admin.post('/policies/import', {
+      policy: { ...exported, id: p.id, _id: 'x' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.id).not.toBe(p.id);
     expect(res.body.rules).toEqual(p.rules);
     expect(res.body.rule_modes).toEqual(p.rule_modes);
     const versions = await admin.get(`/policies/${res.body.id}/versions`);
     expect(versions.body.versions[0].operation).toBe('import');
-    expect((await admin.post('/policies/import', { policy: { description: 'no name' } })).status).toBe(422);
-    expect((await admin.post('/policies/import', {})).body.detail[0].loc).toEqual(['body', 'policy']);
+    expect(
+      (await admin.post('/policies/import', { policy: { description: 'no name' } })).status,
+    ).toBe(422);
+    expect((await admin.post('/policies/import', {})).body.detail[0].loc).toEqual([
+      'body',
+      'policy',
+    ]);
   });
 
   it('bulk imports a mix: good items succeed, bad ones report why', async () => {
@@ -203,14 +249,23 @@ describe('export and import', () => {
     expect(res.body.successful).toBe(2);
     expect(res.body.failed).toBe(4);
     const r = res.body.results;
-    expect(r.map((x: { success: boolean }) => x.success)).toEqual([true, false, false, false, false, true]);
+    expect(r.map((x: { success: boolean }) => x.success)).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]);
     expect(r[0].id).toMatch(/^[0-9a-f]{24}$/);
     expect(r[1].error).toMatch(/name/);
     expect(r[2]).toMatchObject({ name: 'bulk-bad-mode', id: null });
     expect(r[3].error).toMatch(/rule_modes/);
     const created = await admin.get(`/policies/${r[5].id}`);
     expect(created.body.pre_violation_threshold).toBe(0.7);
-    expect((await admin.get(`/policies/${r[0].id}/versions`)).body.versions[0].operation).toBe('bulk_import');
+    expect((await admin.get(`/policies/${r[0].id}/versions`)).body.versions[0].operation).toBe(
+      'bulk_import',
+    );
   });
 
   it('rejects an empty or oversized bulk import', async () => {
@@ -226,8 +281,15 @@ describe('export and import', () => {
 describe('versions', () => {
   it('lists versions newest first and reads any version back as the full state', async () => {
     const created = (await admin.post('/policies', sample({ name: 'v0' }))).body;
-    const s1 = (await admin.put(`/policies/${created.id}`, { name: 'v1', categories: { only: 'one rule' } })).body;
-    const s2 = (await admin.put(`/policies/${created.id}`, { pre_violation_threshold: 0.9, rule_modes: { only: 'observe' } })).body;
+    const s1 = (
+      await admin.put(`/policies/${created.id}`, { name: 'v1', categories: { only: 'one rule' } })
+    ).body;
+    const s2 = (
+      await admin.put(`/policies/${created.id}`, {
+        pre_violation_threshold: 0.9,
+        rule_modes: { only: 'observe' },
+      })
+    ).body;
     const list = await member.get(`/policies/${created.id}/versions`);
     expect(list.status).toBe(200);
     expect(list.body.policy_id).toBe(created.id);
@@ -243,13 +305,25 @@ describe('versions', () => {
         { op: 'add', path: '/rules/only', new: 'one rule' },
       ]),
     );
-    for (const [v, state] of [[v0, created], [v1, s1], [v2, s2]] as const) {
+    for (const [v, state] of [
+      [v0, created],
+      [v1, s1],
+      [v2, s2],
+    ] as const) {
       const at = await member.get(`/policies/${created.id}/versions/${v.id}`);
       expect(at.status).toBe(200);
-      expect(at.body).toMatchObject({ id: v.id, policy_id: created.id, operation: v.operation, timestamp: v.timestamp, user_id: 'admin' });
+      expect(at.body).toMatchObject({
+        id: v.id,
+        policy_id: created.id,
+        operation: v.operation,
+        timestamp: v.timestamp,
+        user_id: 'admin',
+      });
       expect(at.body.policy_state).toEqual(state);
     }
-    expect((await member.get(`/policies/${created.id}/versions/ffffffffffffffffffffffff`)).status).toBe(404);
+    expect(
+      (await member.get(`/policies/${created.id}/versions/ffffffffffffffffffffffff`)).status,
+    ).toBe(404);
   });
 });
 
@@ -260,11 +334,19 @@ describe('presets', () => {
       const presets = list.body.policies.filter((p: { is_preset: boolean }) => p.is_preset);
       expect(presets.map((p: { name: string }) => p.name).sort()).toEqual([...PRESET_NAMES].sort());
     }
-    const preset = (await other.get('/policies')).body.policies.find((p: { name: string }) => p.name === 'Basic Content Safety');
+    const preset = (await other.get('/policies')).body.policies.find(
+      (p: { name: string }) => p.name === 'Basic Content Safety',
+    );
     expect(Object.keys(preset.rules).length).toBeGreaterThan(5);
     expect((await other.get(`/policies/${preset.id}`)).body).toEqual(preset);
-    expect((await other.get(`/policies/${preset.id}/export`)).body.name).toBe('Basic Content Safety');
-    expect((await other.get(`/policies/${preset.id}/versions`)).body).toEqual({ policy_id: preset.id, versions: [], total: 0 });
+    expect((await other.get(`/policies/${preset.id}/export`)).body.name).toBe(
+      'Basic Content Safety',
+    );
+    expect((await other.get(`/policies/${preset.id}/versions`)).body).toEqual({
+      policy_id: preset.id,
+      versions: [],
+      total: 0,
+    });
     const put = await admin.put(`/policies/${preset.id}`, { name: 'mine now' });
     expect(put.status).toBe(403);
     expect(put.body.error_code).toBe('PRESET_POLICY_READ_ONLY');
@@ -298,7 +380,7 @@ describe('roles', () => {
 });
 
 describe('org isolation', () => {
-  it('another org sees none of this org\'s policies, versions or exports', async () => {
+  it("another org sees none of this org's policies, versions or exports", async () => {
     const p = (await admin.post('/policies', sample({ name: 'secret policy' }))).body;
     const versionId = (await admin.get(`/policies/${p.id}/versions`)).body.versions[0].id;
     const list = await other.get('/policies');
@@ -329,18 +411,53 @@ describe('validation', () => {
     ['limit 1001', () => admin.get('/policies?limit=1001'), ['query', 'limit']],
     ['limit not a number', () => admin.get('/policies?limit=ten'), ['query', 'limit']],
     ['negative offset', () => admin.get('/policies?offset=-1'), ['query', 'offset']],
-    ['unknown rule mode', () => admin.post('/policies', sample({ rule_modes: { no_pii: 'shadow' } })), ['body', 'rule_modes', 'no_pii']],
-    ['rule_modes key without rule', () => admin.post('/policies', sample({ rule_modes: { nope: 'block' } })), ['body', 'rule_modes', 'nope']],
-    ['threshold above 1', () => admin.post('/policies', sample({ pre_violation_threshold: 1.5 })), ['body', 'pre_violation_threshold']],
-    ['threshold below 0', () => admin.post('/policies', sample({ post_violation_jb_threshold: -0.1 })), ['body', 'post_violation_jb_threshold']],
-    ['name over 255 chars', () => admin.post('/policies', sample({ name: 'x'.repeat(256) })), ['body', 'name']],
+    [
+      'unknown rule mode',
+      () => admin.post('/policies', sample({ rule_modes: { no_pii: 'shadow' } })),
+      ['body', 'rule_modes', 'no_pii'],
+    ],
+    [
+      'rule_modes key without rule',
+      () => admin.post('/policies', sample({ rule_modes: { nope: 'block' } })),
+      ['body', 'rule_modes', 'nope'],
+    ],
+    [
+      'threshold above 1',
+      () => admin.post('/policies', sample({ pre_violation_threshold: 1.5 })),
+      ['body', 'pre_violation_threshold'],
+    ],
+    [
+      'threshold below 0',
+      () => admin.post('/policies', sample({ post_violation_jb_threshold: -0.1 })),
+      ['body', 'post_violation_jb_threshold'],
+    ],
+    [
+      'name over 255 chars',
+      () => admin.post('/policies', sample({ name: 'x'.repeat(256) })),
+      ['body', 'name'],
+    ],
     ['missing name', () => admin.post('/policies', { description: 'x' }), ['body', 'name']],
-    ['name of the wrong type', () => admin.post('/policies', sample({ name: 42 })), ['body', 'name']],
-    ['categories not an object', () => admin.post('/policies', sample({ categories: 'violence' })), ['body', 'categories']],
+    [
+      'name of the wrong type',
+      () => admin.post('/policies', sample({ name: 42 })),
+      ['body', 'name'],
+    ],
+    [
+      'categories not an object',
+      () => admin.post('/policies', sample({ categories: 'violence' })),
+      ['body', 'categories'],
+    ],
     ['unknown mode', () => admin.post('/policies', sample({ mode: 'vibes' })), ['body', 'mode']],
-    ['block message over 2000 chars', () => admin.post('/policies', sample({ block_message: 'x'.repeat(2001) })), ['body', 'block_message']],
-    ['update with a bad threshold', () => admin.put('/policies/ffffffffffffffffffffffff', { pre_jb_threshold: 'high' }), ['body', 'pre_jb_threshold']],
-    ['malformed JSON', () => admin.post('/policies', '{"name": '), ['body']],
+    [
+      'block message over 2000 chars',
+      () => admin.post('/policies', sample({ block_message: 'x'.repeat(2001) })),
+      ['body', 'block_message'],
+    ],
+    [
+      'update with a bad threshold',
+      () => admin.put('/policies/ffffffffffffffffffffffff', { pre_jb_threshold: 'high' }),
+      ['body', 'pre_jb_threshold'],
+    ],
     ['no body', () => admin.post('/policies'), ['body']],
   ];
   for (const [name, call, loc] of cases) {
@@ -358,7 +475,18 @@ describe('validation', () => {
   it('accepts the boundary values', async () => {
     expect((await admin.get('/policies?limit=1')).status).toBe(200);
     expect((await admin.get('/policies?limit=1000&offset=0')).status).toBe(200);
-    expect((await admin.post('/policies', sample({ name: 'x'.repeat(255), pre_violation_threshold: 0, post_violation_threshold: 1 }))).status).toBe(201);
+    expect(
+      (
+        await admin.post(
+          '/policies',
+          sample({
+            name: 'x'.repeat(255),
+            pre_violation_threshold: 0,
+            post_violation_threshold: 1,
+          }),
+        )
+      ).status,
+    ).toBe(201);
   });
 });
 
@@ -374,7 +502,9 @@ describe('authentication', () => {
       await client(server.url, null).get('/policies'),
       await client(server.url, 'gk_wrong').get('/policies'),
       await client(server.url, server.adminKey.toUpperCase()).get('/policies'),
-      await client(server.url, null).call('GET', '/policies', undefined, { authorization: 'Basic abc' }),
+      await client(server.url, null).call('GET', '/policies', undefined, {
+        authorization: 'Basic abc',
+      }),
     ]) {
       expect(res.status).toBe(401);
       expect(res.body).toMatchObject({ error: true, error_code: 'UNAUTHORIZED' });
@@ -408,7 +538,16 @@ describe('service endpoints', () => {
     expect((await anon.get('/readyz')).status).toBe(200);
     const doc = await anon.get('/openapi.json');
     expect(doc.body.openapi).toBe('3.1.0');
-    for (const p of ['/policies', '/policies/export', '/policies/{policy_id}', '/policies/{policy_id}/export', '/policies/{policy_id}/versions', '/policies/{policy_id}/versions/{version_id}', '/policies/import', '/policies/bulk-import']) {
+    for (const p of [
+      '/policies',
+      '/policies/export',
+      '/policies/{policy_id}',
+      '/policies/{policy_id}/export',
+      '/policies/{policy_id}/versions',
+      '/policies/{policy_id}/versions/{version_id}',
+      '/policies/import',
+      '/policies/bulk-import',
+    ]) {
       expect(Object.keys(doc.body.paths)).toContain(p);
     }
     expect(doc.body.components.schemas.PolicyCreateRequest.properties.name).toBeDefined();
@@ -447,10 +586,16 @@ describe('scanners_config', () => {
   });
 
   it('rejects unknown PII types and unsafe regexes with a located 422', async () => {
-    const badType = await admin.post('/policies', sample({ scanners_config: { pii: { enabled: true, pii_types: ['shoe_size'] } } }));
+    const badType = await admin.post(
+      '/policies',
+      sample({ scanners_config: { pii: { enabled: true, pii_types: ['shoe_size'] } } }),
+    );
     expect(badType.status).toBe(422);
     expect(badType.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'scanners_config', 'pii']);
-    const badRegex = await admin.post('/policies', sample({ scanners_config: { regex: ['(?<=x)y'] } }));
+    const badRegex = await admin.post(
+      '/policies',
+      sample({ scanners_config: { regex: ['(?<=x)y'] } }),
+    );
     expect(badRegex.status).toBe(422);
     expect(badRegex.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'scanners_config', 'regex']);
   });

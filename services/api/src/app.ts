@@ -4,6 +4,7 @@ import type { ApiDeps } from './deps.js';
 import { authMiddleware } from './http/auth.js';
 import { requestContext } from './http/context.js';
 import { errorHandler, notFoundHandler } from './http/errors.js';
+import { jsonBody } from './http/body.js';
 import { opsRouter } from './routes/ops.js';
 import { policiesRouter } from './routes/policies.js';
 import { monitorRouter } from './routes/monitor.js';
@@ -22,7 +23,7 @@ export function createApp(deps: ApiDeps): Express {
     req.ctx.validationStyle = 'detail';
     next();
   });
-  app.use(express.json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBody({ limitBytes: deps.config.bodyLimitBytes, maxDepth: deps.config.maxJsonDepth }));
 
   const policyDeps: PolicyDeps = { policies: deps.policies, newId: deps.newId, now: deps.now };
   const auth = authMiddleware(deps, deps.config.authCacheTtlMs);
@@ -39,7 +40,14 @@ export function createApp(deps: ApiDeps): Express {
     failMode: deps.config.failMode,
     excerptChars: deps.config.excerptChars,
   };
-  app.use('/guard', auth, monitorRouter(monitorDeps, { maxMessages: deps.config.maxMessages, maxTextChars: deps.config.maxTextChars }));
+  app.use(
+    '/guard',
+    auth,
+    monitorRouter(monitorDeps, {
+      maxMessages: deps.config.maxMessages,
+      maxTextChars: deps.config.maxTextChars,
+    }),
+  );
 
   app.use(notFoundHandler());
   app.use(errorHandler());

@@ -5,6 +5,8 @@ import type { ScoreEngine } from '@guard/scoring';
 export interface ApiConfig {
   /** Largest accepted request body, in bytes (413 beyond). */
   bodyLimitBytes: number;
+  /** Deepest nesting of JSON objects and arrays accepted in a body (400 beyond). */
+  maxJsonDepth: number;
   /** Served in /openapi.json and /healthz. */
   version: string;
   /** Write one log line per request at info level. */

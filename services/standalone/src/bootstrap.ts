@@ -6,9 +6,16 @@ import type { StandaloneConfig } from './config.js';
  * First start on an empty store: the default org and its admin key, logged without the key.
  * Returns the key only when it was generated here (the caller prints it once).
  */
-export async function bootstrapStore(deps: AuthDeps, config: StandaloneConfig, logger: Logger): Promise<{ generatedKey: string | null; bootstrapped: boolean }> {
+export async function bootstrapStore(
+  deps: AuthDeps,
+  config: StandaloneConfig,
+  logger: Logger,
+): Promise<{ generatedKey: string | null; bootstrapped: boolean }> {
   const boot = await bootstrapIfEmpty(deps, config.bootstrapAdminKey);
   if (!boot) return { generatedKey: null, bootstrapped: false };
-  logger.info({ org_id: boot.org.id, key_source: boot.generated ? 'generated' : 'GUARD_BOOTSTRAP_ADMIN_KEY' }, 'first start: created the default org and an admin key');
+  logger.info(
+    { org_id: boot.org.id, key_source: boot.generated ? 'generated' : 'GUARD_BOOTSTRAP_ADMIN_KEY' },
+    'first start: created the default org and an admin key',
+  );
   return { generatedKey: boot.generated ? boot.key : null, bootstrapped: true };
 }

@@ -1,10 +1,20 @@
 import { parseArgs } from 'node:util';
 import { newId } from '@guard/platform';
-import { createApiKey, createOrg, revokeApiKey, type AuthDeps, type OrgKind, type Role } from '@guard/domain';
-import { openSqlite, SqliteApiKeyStore, SqliteOrgStore } from '@guard/adapters';
+import fs from 'node:fs';
+import {
+  createApiKey,
+  createOrg,
+  revokeApiKey,
+  setDefaultPolicy,
+  type AuthDeps,
+  type OrgKind,
+  type Role,
+} from '@guard/domain';
+import { openSqlite, SqliteApiKeyStore, SqliteOrgStore, SqlitePolicyStore } from '@guard/adapters';
 import { loadConfig } from './config.js';
 
-const USAGE = `guard: manage organizations and API keys of the embedded store (GUARD_DATA_DIR).
+const USAGE = `guard: manage organizations and API keys of the embedded store, the file guard.db in
+$GUARD_DATA_DIR (default ./data, the same directory the server uses).
 
   guard org create --name NAME [--kind standard|red_team]
   guard org list
@@ -48,34 +58,58 @@ export async function runCli(argv: string[], out: (s: string) => void): Promise<
     return values.help ? 0 : 2;
   }
   const config = loadConfig();
+  // Opening a missing file would quietly create an empty store that the server never reads.
+  if (!fs.existsSync(config.dbFile)) {
+    out(
+      `error: no database at ${config.dbFile}.\n` +
+        'The CLI works on the data directory of a server: start the server once (npm start) or set GUARD_DATA_DIR to the directory the server uses.',
+    );
+    return 2;
+  }
   const db = openSqlite(config.dbFile);
-  const deps: AuthDeps = { orgs: new SqliteOrgStore(db), keys: new SqliteApiKeyStore(db), newId: () => newId(), now: () => new Date() };
+  const deps: AuthDeps = {
+    orgs: new SqliteOrgStore(db),
+    keys: new SqliteApiKeyStore(db),
+    newId: () => newId(),
+    now: () => new Date(),
+  };
   const print = (human: string, data: unknown) => out(values.json ? JSON.stringify(data) : human);
   try {
     switch (`${noun} ${verb ?? ''}`.trim()) {
       case 'org create': {
         const kind = (values.kind ?? 'standard') as OrgKind;
-        if (!['standard', 'red_team'].includes(kind)) throw new UsageError('--kind must be standard or red_team');
+        if (!['standard', 'red_team'].includes(kind))
+          throw new UsageError('--kind must be standard or red_team');
         const org = await createOrg(deps, need(values, 'name'), kind);
         print(`created org ${org.id} (${org.name}, ${org.kind})`, org);
         return 0;
       }
       case 'org list': {
         const orgs = await deps.orgs.list();
-        print(orgs.map((o) => `${o.id}  ${o.kind.padEnd(9)} ${o.name}`).join('\n') || '(no orgs)', orgs);
+        print(
+          orgs.map((o) => `${o.id}  ${o.kind.padEnd(9)} ${o.name}`).join('\n') || '(no orgs)',
+          orgs,
+        );
         return 0;
       }
       case 'org set-default-policy': {
         const orgId = need(values, 'org');
-        if (!(await deps.orgs.get(orgId))) throw new UsageError(`no org ${orgId}`);
         const policyId = values.clear ? null : need(values, 'policy');
-        await deps.orgs.setDefaultPolicy(orgId, policyId);
-        print(`default policy of ${orgId}: ${policyId ?? '(none)'}`, { org_id: orgId, default_policy_id: policyId });
+        await setDefaultPolicy(
+          { orgs: deps.orgs, policies: new SqlitePolicyStore(db) },
+          orgId,
+          policyId,
+        );
+        print(`default policy of ${orgId}: ${policyId ?? '(none)'}`, {
+          org_id: orgId,
+          default_policy_id: policyId,
+        });
         return 0;
       }
       case 'key create': {
         const role = (values.role ?? 'admin') as Role;
-        if (!['admin', 'member'].includes(role)) throw new UsageError('--role must be admin or member');
+        if (!['admin', 'member'].includes(role))
+          throw new UsageError('--role must be admin or member');
         const { key, record } = await createApiKey(deps, {
           orgId: need(values, 'org'),
           userId: values.user ?? 'admin',
@@ -84,13 +118,24 @@ export async function runCli(argv: string[], out: (s: string) => void): Promise<
           name: values.name ?? '',
         });
         const { key_hash: _hash, ...shown } = record;
-        print(`created key ${record.id} (${record.role}${record.staff ? ', staff' : ''}) for org ${record.org_id}\n\n  ${key}\n\nStore it now: it is not shown again.`, { ...shown, key });
+        print(
+          `created key ${record.id} (${record.role}${record.staff ? ', staff' : ''}) for org ${record.org_id}\n\n  ${key}\n\nStore it now: it is not shown again.`,
+          { ...shown, key },
+        );
         return 0;
       }
       case 'key list': {
         const keys = await deps.keys.listByOrg(need(values, 'org'));
         const rows = keys.map(({ key_hash: _h, ...k }) => k);
-        print(rows.map((k) => `${k.id}  ${k.prefix}…  ${k.role.padEnd(6)} ${k.staff ? 'staff ' : ''}${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}  ${k.name}`).join('\n') || '(no keys)', rows);
+        print(
+          rows
+            .map(
+              (k) =>
+                `${k.id}  ${k.prefix}…  ${k.role.padEnd(6)} ${k.staff ? 'staff ' : ''}${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}  ${k.name}`,
+            )
+            .join('\n') || '(no keys)',
+          rows,
+        );
         return 0;
       }
       case 'key revoke': {

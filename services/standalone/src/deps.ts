@@ -1,6 +1,20 @@
 import { newId, type Logger } from '@guard/platform';
-import { BatchingActivitySink, openSqlite, SqliteActivityStore, SqliteApiKeyStore, SqliteOrgStore, SqlitePolicyStore, type SqliteDb } from '@guard/adapters';
-import { createDefaultEngine, type ScoreEngine } from '@guard/scoring';
+import {
+  BatchingActivitySink,
+  openSqlite,
+  SqliteActivityStore,
+  SqliteApiKeyStore,
+  SqliteOrgStore,
+  SqlitePolicyStore,
+  type SqliteDb,
+} from '@guard/adapters';
+import {
+  createDefaultEngine,
+  createThreadPoolEngine,
+  withDeadline,
+  type DefaultEngineOptions,
+  type ScoreEngine,
+} from '@guard/scoring';
 import type { ApiDeps } from '@guard/api';
 import type { StandaloneConfig } from './config.js';
 
@@ -10,24 +24,53 @@ export const VERSION = '0.1.0';
 export interface EmbeddedDeps {
   db: SqliteDb;
   api: ApiDeps;
+  /** Stops the scoring threads. */
+  closeEngine: () => Promise<void>;
 }
 
-/** The scoring core in-process: learned detectors from the committed weights, plus the judge when configured. */
-export function buildEngine(config: StandaloneConfig): ScoreEngine {
-  return createDefaultEngine({
-    ...(config.judge
-      ? { judge: { baseUrl: config.judge.baseUrl, model: config.judge.model, timeoutMs: config.judge.timeoutMs, ...(config.judge.apiKey ? { apiKey: config.judge.apiKey } : {}) } }
-      : {}),
+export interface EmbeddedEngine {
+  engine: ScoreEngine;
+  close: () => Promise<void>;
+}
+
+/**
+ * The scoring core in this process: learned detectors from the committed weights, plus the judge
+ * when configured. By default on worker threads (GUARD_SCORE_THREADS), where the deadline
+ * (GUARD_SCORE_TIMEOUT_MS) really stops a call; with 0 threads, on the request thread.
+ */
+export function buildEngine(config: StandaloneConfig): EmbeddedEngine {
+  const options: DefaultEngineOptions = config.judge
+    ? {
+        judge: {
+          baseUrl: config.judge.baseUrl,
+          model: config.judge.model,
+          timeoutMs: config.judge.timeoutMs,
+          ...(config.judge.apiKey ? { apiKey: config.judge.apiKey } : {}),
+        },
+      }
+    : {};
+  if (config.scoreThreads === 0)
+    return {
+      engine: withDeadline(createDefaultEngine(options), config.scoreTimeoutMs),
+      close: async () => undefined,
+    };
+  const pool = createThreadPoolEngine({
+    threads: config.scoreThreads,
+    timeoutMs: config.scoreTimeoutMs,
+    engine: options,
   });
+  return { engine: pool, close: () => pool.close() };
 }
 
 export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): EmbeddedDeps {
   const db = openSqlite(config.dbFile);
   const ping = db.prepare('SELECT 1');
   const activities = new SqliteActivityStore(db);
+  const scoring = buildEngine(config);
   const api: ApiDeps = {
     config: {
       bodyLimitBytes: config.bodyLimitBytes,
+      maxJsonDepth: config.maxJsonDepth,
       version: VERSION,
       accessLog: config.accessLog,
       authCacheTtlMs: config.authCacheTtlMs,
@@ -40,11 +83,13 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     orgs: new SqliteOrgStore(db),
     keys: new SqliteApiKeyStore(db),
     policies: new SqlitePolicyStore(db),
-    activitySink: new BatchingActivitySink(activities),
-    engine: buildEngine(config),
+    activitySink: new BatchingActivitySink(activities, 1000, (err, activityId) => {
+      logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
+    }),
+    engine: scoring.engine,
     newId: () => newId(),
     now: () => new Date(),
     ready: async () => ping.get() !== undefined,
   };
-  return { db, api };
+  return { db, api, closeEngine: scoring.close };
 }

@@ -31,12 +31,23 @@ async function runSingle(config: StandaloneConfig, logger: Logger): Promise<void
 async function runPrimary(config: StandaloneConfig, logger: Logger): Promise<void> {
   const db = openSqlite(config.dbFile);
   const boot = await bootstrapStore(
-    { orgs: new SqliteOrgStore(db), keys: new SqliteApiKeyStore(db), newId: () => newId(), now: () => new Date() },
+    {
+      orgs: new SqliteOrgStore(db),
+      keys: new SqliteApiKeyStore(db),
+      newId: () => newId(),
+      now: () => new Date(),
+    },
     config,
     logger,
   );
   db.close();
 
+  // Workers accept connections themselves. With the default round-robin policy the primary
+  // accepts and hands each socket over, and keeps it until the worker acknowledges: a worker
+  // that is stuck or killed then leaves its clients hanging until they time out. Here a killed
+  // worker's connections die with it (the client sees a reset it can retry at once), and the ones
+  // it never accepted stay in the kernel's queue for the other workers.
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
   let stopping = false;
   let printed = false;
   const fork = () => {
@@ -80,12 +91,18 @@ async function runWorker(config: StandaloneConfig, logger: Logger): Promise<void
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger({ level: config.logLevel, logContent: config.logContent, name: 'guard' });
+  const logger = createLogger({
+    level: config.logLevel,
+    logContent: config.logContent,
+    name: 'guard',
+  });
   if (config.workers <= 1) return runSingle(config, logger);
   return cluster.isPrimary ? runPrimary(config, logger) : runWorker(config, logger);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`guard failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(
+    `guard failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
   process.exit(1);
 });

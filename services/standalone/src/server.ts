@@ -17,15 +17,25 @@ export interface RunningServer {
   bootstrapped: boolean;
 }
 
-export async function startServer(config: StandaloneConfig, logger: Logger = createLogger({ level: config.logLevel, logContent: config.logContent, name: 'guard' })): Promise<RunningServer> {
+export async function startServer(
+  config: StandaloneConfig,
+  logger: Logger = createLogger({
+    level: config.logLevel,
+    logContent: config.logContent,
+    name: 'guard',
+  }),
+): Promise<RunningServer> {
   if (config.mode !== 'embedded') {
-    throw new Error('The standalone server runs MODE=embedded only; distributed mode runs each role with ROLE=api|scorer|activity-ingester|jobs-worker.');
+    throw new Error(
+      'The standalone server runs MODE=embedded only; distributed mode runs each role with ROLE=api|scorer|activity-ingester|jobs-worker.',
+    );
   }
   const lifecycle = new Lifecycle(logger);
   const deps = buildEmbeddedDeps(config, logger);
   lifecycle.onClose('sqlite', () => {
     deps.db.close();
   });
+  lifecycle.onClose('scoring', deps.closeEngine);
 
   const boot = await bootstrapStore(
     { orgs: deps.api.orgs, keys: deps.api.keys, newId: deps.api.newId, now: deps.api.now },
@@ -35,16 +45,22 @@ export async function startServer(config: StandaloneConfig, logger: Logger = cre
 
   const app = createApp(deps.api);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    const s = app.listen(config.port, config.host, (err?: Error) =>
+      err ? reject(err) : resolve(s),
+    );
   });
   server.keepAliveTimeout = 65_000;
   // Registered before the HTTP server so it runs after it on close: buffered activity is
   // written once no request can add more.
   lifecycle.onClose('activity', () => deps.api.activitySink.flush());
-  lifecycle.onClose('http', () => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  }));
+  lifecycle.onClose(
+    'http',
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  );
 
   const port = (server.address() as AddressInfo).port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -58,4 +74,3 @@ export async function startServer(config: StandaloneConfig, logger: Logger = cre
     bootstrapped: boot.bootstrapped,
   };
 }
-

@@ -20,7 +20,10 @@ export const ValidationErrorBody = z
       }),
     ),
   })
-  .meta({ id: 'ValidationErrorBody', description: 'Validation error body (policy and activity endpoints).' });
+  .meta({
+    id: 'ValidationErrorBody',
+    description: 'Validation error body (policy and activity endpoints).',
+  });
 
 export const Threshold = z.number().min(0).max(1);
 export const IsoTimestamp = z.string().meta({ format: 'date-time' });

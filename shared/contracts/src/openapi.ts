@@ -1,4 +1,8 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ErrorBody, ValidationErrorBody } from './common.js';
 import { MonitorRequest, MonitorResponse } from './monitor.js';
@@ -24,17 +28,26 @@ import {
  */
 const registry = new OpenAPIRegistry();
 registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-registry.registerComponent('securitySchemes', 'apiKeyHeader', { type: 'apiKey', in: 'header', name: 'x-api-key' });
+registry.registerComponent('securitySchemes', 'apiKeyHeader', {
+  type: 'apiKey',
+  in: 'header',
+  name: 'x-api-key',
+});
 
-const json = (schema: z.ZodType, description: string) => ({ description, content: { 'application/json': { schema } } });
+const json = (schema: z.ZodType, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
 const errors = {
   401: json(ErrorBody, 'Missing or invalid API key (UNAUTHORIZED)'),
   413: json(ErrorBody, 'Body over the size limit (PAYLOAD_TOO_LARGE)'),
   500: json(ErrorBody, 'Internal error'),
 };
 const validation = { 422: json(ValidationErrorBody, 'Validation error') };
-const notFound = { 404: json(ErrorBody, 'Not found in the caller\'s organization (NOT_FOUND)') };
-const adminOnly = { 403: json(ErrorBody, 'ADMIN_REQUIRED, or PRESET_POLICY_READ_ONLY for presets') };
+const notFound = { 404: json(ErrorBody, "Not found in the caller's organization (NOT_FOUND)") };
+const adminOnly = {
+  403: json(ErrorBody, 'ADMIN_REQUIRED, or PRESET_POLICY_READ_ONLY for presets'),
+};
 const security: Record<string, string[]>[] = [{ bearer: [] }, { apiKeyHeader: [] }];
 const policyId = z.object({ policy_id: z.string() });
 
@@ -43,17 +56,118 @@ export function describeRoute(route: RouteConfig): void {
 }
 
 const policyRoutes: RouteConfig[] = [
-  { method: 'get', path: '/policies', tags: ['policies'], summary: 'List policies (most recently updated first; presets last)', security, request: { query: PolicyListQuery }, responses: { 200: json(PolicyList, 'Policies'), ...validation, ...errors } },
-  { method: 'get', path: '/policies/export', tags: ['policies'], summary: 'Export every policy the organization can see', security, responses: { 200: json(PolicyExportAll, 'Export'), ...errors } },
-  { method: 'get', path: '/policies/{policy_id}', tags: ['policies'], summary: 'Get a policy', security, request: { params: policyId }, responses: { 200: json(Policy, 'Policy'), ...notFound, ...errors } },
-  { method: 'get', path: '/policies/{policy_id}/export', tags: ['policies'], summary: 'Export one policy', security, request: { params: policyId }, responses: { 200: json(PolicyExportItem, 'Export item'), ...notFound, ...errors } },
-  { method: 'get', path: '/policies/{policy_id}/versions', tags: ['policies'], summary: 'Version history, newest first', security, request: { params: policyId }, responses: { 200: json(PolicyVersionList, 'Versions'), ...notFound, ...errors } },
-  { method: 'get', path: '/policies/{policy_id}/versions/{version_id}', tags: ['policies'], summary: 'The policy as it was at a version', security, request: { params: z.object({ policy_id: z.string(), version_id: z.string() }) }, responses: { 200: json(PolicyAtVersion, 'Policy state'), ...notFound, ...errors } },
-  { method: 'post', path: '/policies', tags: ['policies'], summary: 'Create a policy (admin)', security, request: { body: { content: { 'application/json': { schema: PolicyCreateRequest } } } }, responses: { 201: json(Policy, 'Created'), ...adminOnly, ...validation, ...errors } },
-  { method: 'post', path: '/policies/import', tags: ['policies'], summary: 'Import one policy in export form (admin)', security, request: { body: { content: { 'application/json': { schema: PolicyImportRequest } } } }, responses: { 200: json(Policy, 'Imported'), ...adminOnly, ...validation, ...errors } },
-  { method: 'post', path: '/policies/bulk-import', tags: ['policies'], summary: 'Import 1 to 100 policies; one bad item never fails the others (admin)', security, request: { body: { content: { 'application/json': { schema: BulkImportRequest } } } }, responses: { 200: json(BulkImportResponse, 'Per-item results'), ...adminOnly, ...validation, ...errors } },
-  { method: 'put', path: '/policies/{policy_id}', tags: ['policies'], summary: 'Update a policy; only provided fields change (admin)', security, request: { params: policyId, body: { content: { 'application/json': { schema: PolicyUpdateRequest } } } }, responses: { 200: json(Policy, 'Updated'), ...adminOnly, ...notFound, ...validation, ...errors } },
-  { method: 'delete', path: '/policies/{policy_id}', tags: ['policies'], summary: 'Delete a policy; its versions stay readable (admin)', security, request: { params: policyId }, responses: { 200: json(DeleteResponse, 'Deleted'), ...adminOnly, ...notFound, ...errors } },
+  {
+    method: 'get',
+    path: '/policies',
+    tags: ['policies'],
+    summary: 'List policies (most recently updated first; presets last)',
+    security,
+    request: { query: PolicyListQuery },
+    responses: { 200: json(PolicyList, 'Policies'), ...validation, ...errors },
+  },
+  {
+    method: 'get',
+    path: '/policies/export',
+    tags: ['policies'],
+    summary: 'Export every policy the organization can see',
+    security,
+    responses: { 200: json(PolicyExportAll, 'Export'), ...errors },
+  },
+  {
+    method: 'get',
+    path: '/policies/{policy_id}',
+    tags: ['policies'],
+    summary: 'Get a policy',
+    security,
+    request: { params: policyId },
+    responses: { 200: json(Policy, 'Policy'), ...notFound, ...errors },
+  },
+  {
+    method: 'get',
+    path: '/policies/{policy_id}/export',
+    tags: ['policies'],
+    summary: 'Export one policy',
+    security,
+    request: { params: policyId },
+    responses: { 200: json(PolicyExportItem, 'Export item'), ...notFound, ...errors },
+  },
+  {
+    method: 'get',
+    path: '/policies/{policy_id}/versions',
+    tags: ['policies'],
+    summary: 'Version history, newest first',
+    security,
+    request: { params: policyId },
+    responses: { 200: json(PolicyVersionList, 'Versions'), ...notFound, ...errors },
+  },
+  {
+    method: 'get',
+    path: '/policies/{policy_id}/versions/{version_id}',
+    tags: ['policies'],
+    summary: 'The policy as it was at a version',
+    security,
+    request: { params: z.object({ policy_id: z.string(), version_id: z.string() }) },
+    responses: { 200: json(PolicyAtVersion, 'Policy state'), ...notFound, ...errors },
+  },
+  {
+    method: 'post',
+    path: '/policies',
+    tags: ['policies'],
+    summary: 'Create a policy (admin)',
+    security,
+    request: { body: { content: { 'application/json': { schema: PolicyCreateRequest } } } },
+    responses: { 201: json(Policy, 'Created'), ...adminOnly, ...validation, ...errors },
+  },
+  {
+    method: 'post',
+    path: '/policies/import',
+    tags: ['policies'],
+    summary: 'Import one policy in export form (admin)',
+    security,
+    request: { body: { content: { 'application/json': { schema: PolicyImportRequest } } } },
+    responses: { 200: json(Policy, 'Imported'), ...adminOnly, ...validation, ...errors },
+  },
+  {
+    method: 'post',
+    path: '/policies/bulk-import',
+    tags: ['policies'],
+    summary: 'Import 1 to 100 policies; one bad item never fails the others (admin)',
+    security,
+    request: { body: { content: { 'application/json': { schema: BulkImportRequest } } } },
+    responses: {
+      200: json(BulkImportResponse, 'Per-item results'),
+      ...adminOnly,
+      ...validation,
+      ...errors,
+    },
+  },
+  {
+    method: 'put',
+    path: '/policies/{policy_id}',
+    tags: ['policies'],
+    summary: 'Update a policy; only provided fields change (admin)',
+    security,
+    request: {
+      params: policyId,
+      body: { content: { 'application/json': { schema: PolicyUpdateRequest } } },
+    },
+    responses: {
+      200: json(Policy, 'Updated'),
+      ...adminOnly,
+      ...notFound,
+      ...validation,
+      ...errors,
+    },
+  },
+  {
+    method: 'delete',
+    path: '/policies/{policy_id}',
+    tags: ['policies'],
+    summary: 'Delete a policy; its versions stay readable (admin)',
+    security,
+    request: { params: policyId },
+    responses: { 200: json(DeleteResponse, 'Deleted'), ...adminOnly, ...notFound, ...errors },
+  },
 ];
 policyRoutes.forEach(describeRoute);
 
@@ -61,20 +175,33 @@ describeRoute({
   method: 'post',
   path: '/guard/monitor',
   tags: ['monitoring'],
-  summary: 'Score text or a conversation against a policy, inline rules and the built-in signals; records one activity',
+  summary:
+    'Score text or a conversation against a policy, inline rules and the built-in signals; records one activity',
   security: [{ bearer: [] }],
   request: { body: { content: { 'application/json': { schema: MonitorRequest } } } },
   responses: {
     200: json(MonitorResponse, 'Scores'),
     400: json(ErrorBody, 'Malformed JSON (BAD_REQUEST)'),
-    404: json(ErrorBody, 'A policy id that is not one of the caller\'s (NOT_FOUND)'),
+    404: json(ErrorBody, "A policy id that is not one of the caller's (NOT_FOUND)"),
     422: json(ErrorBody, 'Invalid request (VALIDATION_ERROR), details list loc/msg/type'),
     ...errors,
   },
 });
 
-registry.registerPath({ method: 'get', path: '/healthz', tags: ['ops'], summary: 'Liveness', responses: { 200: { description: 'Process is up' } } });
-registry.registerPath({ method: 'get', path: '/readyz', tags: ['ops'], summary: 'Readiness (stores reachable)', responses: { 200: { description: 'Ready' }, 503: { description: 'Not ready' } } });
+registry.registerPath({
+  method: 'get',
+  path: '/healthz',
+  tags: ['ops'],
+  summary: 'Liveness',
+  responses: { 200: { description: 'Process is up' } },
+});
+registry.registerPath({
+  method: 'get',
+  path: '/readyz',
+  tags: ['ops'],
+  summary: 'Readiness (stores reachable)',
+  responses: { 200: { description: 'Ready' }, 503: { description: 'Not ready' } },
+});
 
 export function buildOpenApiDocument(version: string): object {
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
@@ -82,7 +209,8 @@ export function buildOpenApiDocument(version: string): object {
     info: {
       title: 'Guardrail service API',
       version,
-      description: 'Content guardrails for LLM traffic: monitoring, protected completions, versioned policies, activity export.',
+      description:
+        'Content guardrails for LLM traffic: monitoring, protected completions, versioned policies, activity export.',
     },
     servers: [{ url: '/' }],
   });

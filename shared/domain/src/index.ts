@@ -6,3 +6,4 @@ export * from './caching-org-store.js';
 export * from './policies/index.js';
 export * from './auth/index.js';
 export * from './monitor/index.js';
+export * from './orgs/set-default-policy.js';

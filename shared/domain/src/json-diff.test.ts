@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { applyDiff, diffJson, revertDiff } from './json-diff.js';
 
 const json = fc.letrec((tie) => ({
-  value: fc.oneof({ depthSize: 'small' }, fc.string(), fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('value'), { maxLength: 3 }), tie('object')),
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.string(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 3 }),
+    tie('object'),
+  ),
   object: fc.dictionary(fc.constantFrom('a', 'b', 'c/d', 'e~f', ''), tie('value'), { maxKeys: 4 }),
 }));
 

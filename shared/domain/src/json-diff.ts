@@ -46,7 +46,8 @@ export function revertDiff<T>(state: T, diff: DiffEntry[]): T {
 export function applyDiff<T>(state: T, diff: DiffEntry[]): T {
   let doc: unknown = clone(state);
   for (const entry of diff) {
-    doc = entry.op === 'remove' ? removeAt(doc, entry.path) : setAt(doc, entry.path, clone(entry.new));
+    doc =
+      entry.op === 'remove' ? removeAt(doc, entry.path) : setAt(doc, entry.path, clone(entry.new));
   }
   return doc as T;
 }

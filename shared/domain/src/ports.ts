@@ -42,7 +42,10 @@ export interface PolicyStore {
   /** A live (not deleted) policy of the org. */
   get(orgId: string, policyId: string): Promise<Policy | null>;
   /** The last stored state of a policy, deleted or not, with its deletion flag. */
-  getLastState(orgId: string, policyId: string): Promise<{ policy: Policy; deleted: boolean } | null>;
+  getLastState(
+    orgId: string,
+    policyId: string,
+  ): Promise<{ policy: Policy; deleted: boolean } | null>;
   /** Live policies of the org, most recently updated first (ties: higher id first). */
   list(orgId: string, page: PageRequest): Promise<PolicyPage>;
   /** Versions newest first. */

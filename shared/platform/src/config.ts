@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ValidationError } from './errors.js';
 
 /**
  * Parse environment variables once, at boot, with a zod schema. Failure lists every bad
@@ -47,47 +46,12 @@ export const envBytes = (defaultValue: number) =>
         return z.NEVER;
       }
       const unit = (m[2] ?? 'b').toLowerCase();
-      const mult = unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 ** 2 : unit.startsWith('g') ? 1024 ** 3 : 1;
+      const mult = unit.startsWith('k')
+        ? 1024
+        : unit.startsWith('m')
+          ? 1024 ** 2
+          : unit.startsWith('g')
+            ? 1024 ** 3
+            : 1;
       return Math.floor(Number(m[1]) * mult);
     });
-
-/** Turn a zod error into validation issues located under `prefix` (e.g. ["body"]). */
-export function zodIssues(
-  error: z.ZodError,
-  prefix: (string | number)[] = [],
-): ValidationError['issues'] {
-  return error.issues.map((issue) => ({
-    loc: [...prefix, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
-    msg: issue.message,
-    type: issueType(issue),
-  }));
-}
-
-function issueType(issue: z.core.$ZodIssue): string {
-  switch (issue.code) {
-    case 'invalid_type':
-      return issue.input === undefined ? 'missing' : `${issue.expected}_type`;
-    case 'too_small':
-      return issue.origin === 'string' ? 'string_too_short' : issue.origin === 'array' ? 'too_short' : 'greater_than_equal';
-    case 'too_big':
-      return issue.origin === 'string' ? 'string_too_long' : issue.origin === 'array' ? 'too_long' : 'less_than_equal';
-    case 'invalid_value':
-      return 'enum';
-    case 'unrecognized_keys':
-      return 'extra_forbidden';
-    case 'invalid_format':
-      return 'string_pattern_mismatch';
-    default:
-      return 'value_error';
-  }
-}
-
-export function parseOrThrow<S extends z.ZodType>(
-  schema: S,
-  input: unknown,
-  prefix: (string | number)[],
-): z.infer<S> {
-  const result = schema.safeParse(input);
-  if (!result.success) throw new ValidationError(zodIssues(result.error, prefix));
-  return result.data;
-}

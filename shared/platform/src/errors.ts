@@ -11,6 +11,7 @@ export const ErrorCodes = {
   ORG_NOT_EXPORTABLE: 403,
   NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_ERROR: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
@@ -52,6 +53,22 @@ export class ValidationError extends AppError {
 
   static single(loc: (string | number)[], msg: string, type = 'value_error'): ValidationError {
     return new ValidationError([{ loc, msg, type }], msg);
+  }
+}
+
+/**
+ * A body that could not be read as JSON at all (malformed, or nested deeper than allowed): a 400
+ * on every endpoint, carrying the problem in the `{loc, msg, type}` form so that endpoints with
+ * the validation body style can answer in it.
+ */
+export class MalformedBodyError extends AppError {
+  readonly issues: ValidationIssue[];
+
+  constructor(msg: string, type: 'json_invalid' | 'json_too_deep') {
+    const issues = [{ loc: ['body'], msg, type }];
+    super('BAD_REQUEST', msg, issues);
+    this.name = 'MalformedBodyError';
+    this.issues = issues;
   }
 }
 

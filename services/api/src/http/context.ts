@@ -31,7 +31,11 @@ class Context implements RequestContext {
   ) {}
 
   get logger(): Logger {
-    this.child ??= this.base.child({ request_id: this.requestId, org_id: this.principal?.org_id, key_id: this.principal?.key_id });
+    this.child ??= this.base.child({
+      request_id: this.requestId,
+      org_id: this.principal?.org_id,
+      key_id: this.principal?.key_id,
+    });
     return this.child;
   }
 }
@@ -39,7 +43,8 @@ class Context implements RequestContext {
 export function requestContext(logger: Logger, accessLog: boolean) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const incoming = req.headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId =
+      typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
     req.ctx = new Context(requestId, logger);
     if (accessLog) {

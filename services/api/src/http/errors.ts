@@ -1,5 +1,11 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, isAppError, ValidationError, type ErrorCode } from '@guard/platform';
+import {
+  AppError,
+  isAppError,
+  MalformedBodyError,
+  ValidationError,
+  type ErrorCode,
+} from '@guard/platform';
 
 /** The one place where errors become HTTP answers. */
 
@@ -14,20 +20,33 @@ interface BodyParserError {
 }
 
 function isBodyParserError(err: unknown): err is BodyParserError {
-  return typeof err === 'object' && err !== null && typeof (err as { type?: unknown }).type === 'string' && 'status' in err;
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    typeof (err as { type?: unknown }).type === 'string' &&
+    'status' in err
+  );
 }
 
 export function toAppError(err: unknown): AppError | null {
   if (isAppError(err)) return err;
   if (isBodyParserError(err)) {
-    if (err.type === 'entity.too.large') return new AppError('PAYLOAD_TOO_LARGE', 'Request body exceeds the configured size limit');
+    if (err.type === 'entity.too.large')
+      return new AppError('PAYLOAD_TOO_LARGE', 'Request body exceeds the configured size limit');
     if (err.type === 'entity.parse.failed') {
-      return new ValidationError([{ loc: ['body'], msg: 'Request body is not valid JSON', type: 'json_invalid' }], 'Request body is not valid JSON');
+      // JSON.parse says where and what ("Unexpected token } in JSON at position 12"): pass it on.
+      return new MalformedBodyError(
+        `Request body is not valid JSON: ${err.message}`,
+        'json_invalid',
+      );
     }
     if (err.type === 'encoding.unsupported' || err.type === 'charset.unsupported') {
-      return new AppError('BAD_REQUEST', err.message);
+      return new AppError('UNSUPPORTED_MEDIA_TYPE', err.message);
     }
-    if (err.type === 'request.aborted') return new AppError('BAD_REQUEST', 'Request aborted by the client');
+    if (err.type === 'request.aborted')
+      return new AppError('BAD_REQUEST', 'Request aborted by the client');
+    // Any other body-reading problem the client caused (a length that does not match, say).
+    if ((err.status ?? 500) < 500) return new AppError('BAD_REQUEST', err.message);
   }
   return null;
 }
@@ -46,19 +65,21 @@ export function errorHandler() {
       return;
     }
     const style = req.ctx?.validationStyle ?? 'standard';
-    if (appError instanceof ValidationError) {
-      const jsonInvalid = appError.issues.some((i) => i.type === 'json_invalid');
-      if (style === 'detail') {
-        res.status(422).json({ detail: appError.issues });
-      } else if (jsonInvalid) {
-        res.status(400).json(standardBody('BAD_REQUEST', appError.message, appError.issues));
-      } else {
-        res.status(422).json(standardBody('VALIDATION_ERROR', summarize(appError), appError.issues));
-      }
+    // Endpoints with the validation body style answer every input problem in it: 422 for a
+    // value the schema refuses, 400 for a body that is not JSON at all (same status as elsewhere).
+    if (appError instanceof ValidationError || appError instanceof MalformedBodyError) {
+      if (style === 'detail') res.status(appError.status).json({ detail: appError.issues });
+      else if (appError instanceof ValidationError)
+        res
+          .status(422)
+          .json(standardBody('VALIDATION_ERROR', summarize(appError), appError.issues));
+      else res.status(400).json(standardBody('BAD_REQUEST', appError.message, appError.issues));
       return;
     }
     if (appError.status >= 500) req.ctx?.logger.error({ err: appError }, appError.message);
-    res.status(appError.status).json(standardBody(appError.code, appError.message, appError.details));
+    res
+      .status(appError.status)
+      .json(standardBody(appError.code, appError.message, appError.details));
   };
 }
 

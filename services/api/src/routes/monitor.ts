@@ -1,8 +1,9 @@
 import { Router } from 'express';
-import { parseOrThrow, ValidationError } from '@guard/platform';
+import { ValidationError } from '@guard/platform';
 import { monitor, type MonitorDeps } from '@guard/domain';
 import { MonitorRequest } from '@guard/contracts';
 import { requirePrincipal } from '../http/context.js';
+import { parseBody } from '../http/body.js';
 
 export interface MonitorLimits {
   maxMessages: number;
@@ -15,7 +16,8 @@ function textChars(body: MonitorRequest): number {
   let n = 0;
   for (const m of body.messages ?? []) {
     if (typeof m.content === 'string') n += m.content.length;
-    else if (Array.isArray(m.content)) for (const p of m.content) n += typeof p.text === 'string' ? p.text.length : 0;
+    else if (Array.isArray(m.content))
+      for (const p of m.content) n += typeof p.text === 'string' ? p.text.length : 0;
     for (const c of m.tool_calls ?? []) n += c.function.arguments?.length ?? 0;
   }
   return n;
@@ -24,9 +26,13 @@ function textChars(body: MonitorRequest): number {
 export function monitorRouter(deps: MonitorDeps, limits: MonitorLimits): Router {
   const r = Router();
   r.post('/monitor', async (req, res) => {
-    const body = parseOrThrow(MonitorRequest, req.body, ['body']);
+    const body = parseBody(MonitorRequest, req);
     if (body.text === undefined && (body.messages?.length ?? 0) > limits.maxMessages) {
-      throw ValidationError.single(['body', 'messages'], `At most ${limits.maxMessages} messages can be scored in one request`, 'too_long');
+      throw ValidationError.single(
+        ['body', 'messages'],
+        `At most ${limits.maxMessages} messages can be scored in one request`,
+        'too_long',
+      );
     }
     const chars = textChars(body);
     if (chars > limits.maxTextChars) {

@@ -1,4 +1,10 @@
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import {
+  Router,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { buildOpenApiDocument } from '@guard/contracts';
 import type { ApiDeps } from '../deps.js';

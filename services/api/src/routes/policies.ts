@@ -27,6 +27,7 @@ import {
   PolicyUpdateRequest,
 } from '@guard/contracts';
 import { requirePrincipal } from '../http/context.js';
+import { parseBody } from '../http/body.js';
 
 /** The response form of a policy: storage details such as the owning org stay inside. */
 export function policyResponse(p: Policy) {
@@ -58,26 +59,33 @@ export function policiesRouter(deps: PolicyDeps): Router {
   r.post('/', async (req, res) => {
     const principal = requirePrincipal(req);
     requireAdmin(principal);
-    const body = parseOrThrow(PolicyCreateRequest, req.body, ['body']);
+    const body = parseBody(PolicyCreateRequest, req);
     res.status(201).json(policyResponse(await createPolicy(deps, principal, body)));
   });
 
   r.post('/import', async (req, res) => {
     const principal = requirePrincipal(req);
     requireAdmin(principal);
-    const body = parseOrThrow(PolicyImportRequest, req.body, ['body']);
+    const body = parseBody(PolicyImportRequest, req);
     res.json(policyResponse(await importPolicy(deps, principal, body.policy)));
   });
 
   r.post('/bulk-import', async (req, res) => {
     const principal = requirePrincipal(req);
     requireAdmin(principal);
-    const body = parseOrThrow(BulkImportRequest, req.body, ['body']);
+    const body = parseBody(BulkImportRequest, req);
     const items: BulkItem[] = body.policies.map((raw, index) => {
       const parsed = PolicyImportItem.safeParse(raw);
       if (parsed.success) return { ok: true, input: parsed.data };
-      const name = typeof raw === 'object' && raw !== null && typeof (raw as { name?: unknown }).name === 'string' ? (raw as { name: string }).name : null;
-      const error = zodIssues(parsed.error, ['body', 'policies', index]).map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ');
+      const name =
+        typeof raw === 'object' &&
+        raw !== null &&
+        typeof (raw as { name?: unknown }).name === 'string'
+          ? (raw as { name: string }).name
+          : null;
+      const error = zodIssues(parsed.error, ['body', 'policies', index])
+        .map((i) => `${i.loc.join('.')}: ${i.msg}`)
+        .join('; ');
       return { ok: false, name, error };
     });
     res.json(await bulkImportPolicies(deps, principal, items));
@@ -96,14 +104,19 @@ export function policiesRouter(deps: PolicyDeps): Router {
   });
 
   r.get('/:policy_id/versions/:version_id', async (req, res) => {
-    const v = await getPolicyAtVersion(deps, requirePrincipal(req), param(req, 'policy_id'), param(req, 'version_id'));
+    const v = await getPolicyAtVersion(
+      deps,
+      requirePrincipal(req),
+      param(req, 'policy_id'),
+      param(req, 'version_id'),
+    );
     res.json({ ...v, policy_state: policyResponse(v.policy_state) });
   });
 
   r.put('/:policy_id', async (req, res) => {
     const principal = requirePrincipal(req);
     requireAdmin(principal);
-    const body = parseOrThrow(PolicyUpdateRequest, req.body, ['body']);
+    const body = parseBody(PolicyUpdateRequest, req);
     res.json(policyResponse(await updatePolicy(deps, principal, param(req, 'policy_id'), body)));
   });
 

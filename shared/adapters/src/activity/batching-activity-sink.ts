@@ -11,9 +11,14 @@ export class BatchingActivitySink implements ActivitySink {
   private scheduled = false;
   private inflight: Promise<void> = Promise.resolve();
 
+  /** Records that could not be stored even on their own (each also failed its own request). */
+  failedRecords = 0;
+
   constructor(
     private readonly store: ActivityStore,
     private readonly maxBatch = 1000,
+    /** Told about every record that could not be stored, with its id (never its content). */
+    private readonly onRecordFailed: (err: unknown, activityId: string) => void = () => undefined,
   ) {}
 
   publish(activity: Activity): Promise<void> {
@@ -37,9 +42,31 @@ export class BatchingActivitySink implements ActivitySink {
         await this.store.record(batch.map((b) => b.activity));
         for (const b of batch) b.done();
       } catch (err) {
-        for (const b of batch) b.fail(err);
+        if (batch.length === 1) this.failed(batch[0]!, err);
+        // One bad record must not fail the requests it happened to share a batch with: retry
+        // each alone, so only the records that cannot be stored at all fail.
+        else for (const b of batch) await this.recordAlone(b);
       }
     });
+  }
+
+  private async recordAlone(b: {
+    activity: Activity;
+    done: () => void;
+    fail: (e: unknown) => void;
+  }): Promise<void> {
+    try {
+      await this.store.record([b.activity]);
+      b.done();
+    } catch (err) {
+      this.failed(b, err);
+    }
+  }
+
+  private failed(b: { activity: Activity; fail: (e: unknown) => void }, err: unknown): void {
+    this.failedRecords++;
+    this.onRecordFailed(err, b.activity.id);
+    b.fail(err);
   }
 
   async flush(): Promise<void> {

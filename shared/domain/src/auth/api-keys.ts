@@ -25,8 +25,18 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export async function createOrg(deps: AuthDeps, name: string, kind: OrgKind = 'standard'): Promise<Org> {
-  const org: Org = { id: deps.newId(), name, kind, default_policy_id: null, created_at: deps.now().toISOString() };
+export async function createOrg(
+  deps: AuthDeps,
+  name: string,
+  kind: OrgKind = 'standard',
+): Promise<Org> {
+  const org: Org = {
+    id: deps.newId(),
+    name,
+    kind,
+    default_policy_id: null,
+    created_at: deps.now().toISOString(),
+  };
   await deps.orgs.create(org);
   return org;
 }
@@ -41,7 +51,10 @@ export interface NewApiKey {
   presetKey?: string;
 }
 
-export async function createApiKey(deps: AuthDeps, input: NewApiKey): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function createApiKey(
+  deps: AuthDeps,
+  input: NewApiKey,
+): Promise<{ key: string; record: ApiKeyRecord }> {
   const org = await deps.orgs.get(input.orgId);
   if (!org) throw notFound('Organization');
   const key = input.presetKey ?? generateApiKey();
@@ -69,7 +82,10 @@ export async function revokeApiKey(deps: AuthDeps, keyId: string): Promise<void>
 const unauthorized = () => new AppError('UNAUTHORIZED', 'Missing or invalid API key');
 
 /** Resolve a presented key to the caller. Unknown, revoked or orphaned keys are all a plain 401. */
-export async function authenticate(deps: Pick<AuthDeps, 'orgs' | 'keys'>, presented: string | undefined): Promise<Principal> {
+export async function authenticate(
+  deps: Pick<AuthDeps, 'orgs' | 'keys'>,
+  presented: string | undefined,
+): Promise<Principal> {
   if (!presented || presented.length > 512) throw unauthorized();
   const hash = hashApiKey(presented);
   const record = await deps.keys.findByHash(hash);

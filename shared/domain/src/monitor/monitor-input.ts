@@ -19,14 +19,23 @@ export interface RawMessage {
   role: MessageRole;
   content?: string | ContentPart[] | null | undefined;
   name?: string | undefined;
-  tool_calls?: { id?: string | undefined; type?: string | undefined; function: { name: string; arguments?: string | undefined } }[] | undefined;
+  tool_calls?:
+    | {
+        id?: string | undefined;
+        type?: string | undefined;
+        function: { name: string; arguments?: string | undefined };
+      }[]
+    | undefined;
   tool_call_id?: string | undefined;
 }
 
 const TEXT_PARTS = new Set(['text', 'input_text', 'output_text']);
 
 /** Flatten part arrays to text; list what is not text. */
-export function toScoreMessages(messages: RawMessage[]): { messages: ScoreMessage[]; ignored: IgnoredInput[] } {
+export function toScoreMessages(messages: RawMessage[]): {
+  messages: ScoreMessage[];
+  ignored: IgnoredInput[];
+} {
   const ignored: IgnoredInput[] = [];
   const out = messages.map((m, index): ScoreMessage => {
     let content = '';
@@ -35,7 +44,12 @@ export function toScoreMessages(messages: RawMessage[]): { messages: ScoreMessag
       const texts: string[] = [];
       for (const part of m.content) {
         if (TEXT_PARTS.has(part.type) && typeof part.text === 'string') texts.push(part.text);
-        else ignored.push({ type: 'media', reason: 'text_moderation_only', description: `${part.type} part in message ${index} (${m.role}) was not scored` });
+        else
+          ignored.push({
+            type: 'media',
+            reason: 'text_moderation_only',
+            description: `${part.type} part in message ${index} (${m.role}) was not scored`,
+          });
       }
       content = texts.join('\n');
     }
@@ -43,7 +57,11 @@ export function toScoreMessages(messages: RawMessage[]): { messages: ScoreMessag
     if (m.name !== undefined) msg.name = m.name;
     if (m.tool_call_id !== undefined) msg.tool_call_id = m.tool_call_id;
     if (m.tool_calls?.length) {
-      msg.tool_calls = m.tool_calls.map((c) => ({ ...(c.id ? { id: c.id } : {}), name: c.function.name, arguments: c.function.arguments ?? '' }));
+      msg.tool_calls = m.tool_calls.map((c) => ({
+        ...(c.id ? { id: c.id } : {}),
+        name: c.function.name,
+        arguments: c.function.arguments ?? '',
+      }));
     }
     return msg;
   });
@@ -58,7 +76,8 @@ export type InlineRulesInput = Record<string, string> | (string | Record<string,
 
 export function toInlineRules(input: InlineRulesInput | undefined): InlineRule[] {
   if (!input) return [];
-  if (!Array.isArray(input)) return Object.entries(input).map(([name, description]) => ({ name, description }));
+  if (!Array.isArray(input))
+    return Object.entries(input).map(([name, description]) => ({ name, description }));
   const out: InlineRule[] = [];
   input.forEach((item, i) => {
     if (typeof item === 'string') out.push({ name: `rule_${i + 1}`, description: item });
@@ -67,6 +86,17 @@ export function toInlineRules(input: InlineRulesInput | undefined): InlineRule[]
   return out;
 }
 
-export function toToolDefs(tools: { type?: string; function: { name: string; description?: string | undefined; parameters?: unknown } }[] | undefined): ScoreToolDef[] | undefined {
-  return tools?.map((t) => ({ name: t.function.name, ...(t.function.description ? { description: t.function.description } : {}), ...(t.function.parameters !== undefined ? { parameters: t.function.parameters } : {}) }));
+export function toToolDefs(
+  tools:
+    | {
+        type?: string;
+        function: { name: string; description?: string | undefined; parameters?: unknown };
+      }[]
+    | undefined,
+): ScoreToolDef[] | undefined {
+  return tools?.map((t) => ({
+    name: t.function.name,
+    ...(t.function.description ? { description: t.function.description } : {}),
+    ...(t.function.parameters !== undefined ? { parameters: t.function.parameters } : {}),
+  }));
 }

@@ -1,7 +1,21 @@
-import { errorScoreResult, type ReasoningMode, type ScoreEngine, type ScoreMessage, type ScoreRequest, type ScoreResult } from '@guard/scoring';
+import {
+  errorScoreResult,
+  type ReasoningMode,
+  type ScoreEngine,
+  type ScoreMessage,
+  type ScoreRequest,
+  type ScoreResult,
+} from '@guard/scoring';
 import type { ActivitySink, OrgStore, PolicyStore } from '../ports.js';
 import type { Activity, Principal } from '../types.js';
-import { toInlineRules, toScoreMessages, toToolDefs, type IgnoredInput, type InlineRulesInput, type RawMessage } from './monitor-input.js';
+import {
+  toInlineRules,
+  toScoreMessages,
+  toToolDefs,
+  type IgnoredInput,
+  type InlineRulesInput,
+  type RawMessage,
+} from './monitor-input.js';
 import { resolvePolicies, type EffectivePolicy } from './resolve-policies.js';
 
 export interface MonitorDeps {
@@ -25,9 +39,16 @@ export interface MonitorInput {
   reasoning_mode?: ReasoningMode | undefined;
   policy_id?: string | undefined;
   policy_ids?: string[] | undefined;
-  tools?: { type?: string; function: { name: string; description?: string | undefined; parameters?: unknown } }[] | undefined;
+  tools?:
+    | {
+        type?: string;
+        function: { name: string; description?: string | undefined; parameters?: unknown };
+      }[]
+    | undefined;
   metadata?: Record<string, unknown> | undefined;
   scanner_configs?: Record<string, unknown> | undefined;
+  /** Alias of `scanner_configs` (the spelling policies use). */
+  scanners_config?: Record<string, unknown> | undefined;
 }
 
 /** The analysis part of a monitor response; also what activity records keep. */
@@ -35,6 +56,9 @@ export type MonitorAnalysis = Omit<ScoreResult, 'alarm' | 'phase'>;
 
 export interface MonitorResponse extends MonitorAnalysis {
   activity_id: string;
+  /** The policy whose thresholds, mode and scanners applied (null: inline rules only). */
+  policy_id: string | null;
+  policy_ids: string[];
   block_message: string;
   ignored_inputs: IgnoredInput[];
 }
@@ -57,15 +81,29 @@ export function analysisOf(r: ScoreResult): MonitorAnalysis {
 }
 
 /** Score with the engine; a failure becomes an `error: true` result under the fail mode. */
-export async function scoreSafely(engine: ScoreEngine, request: ScoreRequest, failMode: 'open' | 'closed'): Promise<ScoreResult> {
+export async function scoreSafely(
+  engine: ScoreEngine,
+  request: ScoreRequest,
+  failMode: 'open' | 'closed',
+): Promise<ScoreResult> {
   try {
     const result = await engine.score(request);
     // The engine reports its own failures as error results: the fail mode decides what they count as.
-    if (result.error) return { ...result, violation: failMode === 'closed' ? 1 : 0, alarm: result.alarm || failMode === 'closed' };
+    if (result.error)
+      return {
+        ...result,
+        violation: failMode === 'closed' ? 1 : 0,
+        alarm: result.alarm || failMode === 'closed',
+      };
     return result;
   } catch (err) {
     const failed = errorScoreResult(request, err);
-    return { ...failed, violation: failMode === 'closed' ? 1 : 0, alarm: failMode === 'closed', error_message: `${failed.error_message ?? ''} (fail mode ${failMode})` };
+    return {
+      ...failed,
+      violation: failMode === 'closed' ? 1 : 0,
+      alarm: failMode === 'closed',
+      error_message: `${failed.error_message ?? ''} (fail mode ${failMode})`,
+    };
   }
 }
 
@@ -75,7 +113,11 @@ export function excerpt(text: string | undefined, chars: number): string | null 
 }
 
 /** POST /guard/monitor: score text or a conversation, answer, and record one activity. */
-export async function monitor(deps: MonitorDeps, principal: Principal, input: MonitorInput): Promise<MonitorOutcome> {
+export async function monitor(
+  deps: MonitorDeps,
+  principal: Principal,
+  input: MonitorInput,
+): Promise<MonitorOutcome> {
   const started = performance.now();
   let messages: ScoreMessage[];
   let ignored: IgnoredInput[] = [];
@@ -86,7 +128,7 @@ export async function monitor(deps: MonitorDeps, principal: Principal, input: Mo
     policy_id: input.policy_id,
     policy_ids: input.policy_ids,
     inline: [...toInlineRules(input.categories), ...toInlineRules(input.rules)],
-    scanner_configs: input.scanner_configs,
+    scanner_configs: input.scanner_configs ?? input.scanners_config,
   });
   const tools = toToolDefs(input.tools);
   const request: ScoreRequest = {
@@ -104,13 +146,24 @@ export async function monitor(deps: MonitorDeps, principal: Principal, input: Mo
   const activityId = deps.newId();
   const response: MonitorResponse = {
     ...analysis,
-    ...(bypass ? { violation: 0, observe_violation: null, violated_rules: [], violated_rule_descriptions: [] } : {}),
+    ...(bypass
+      ? {
+          violation: 0,
+          observe_violation: null,
+          violated_rules: [],
+          violated_rule_descriptions: [],
+        }
+      : {}),
     activity_id: activityId,
+    policy_id: policy.policy_id,
+    policy_ids: policy.policy_ids,
     block_message: policy.block_message,
     ignored_inputs: ignored,
   };
 
-  const lastUser = [...messages].reverse().find((m) => m.role === 'user' || m.role === 'developer' || m.role === 'system');
+  const lastUser = [...messages]
+    .reverse()
+    .find((m) => m.role === 'user' || m.role === 'developer' || m.role === 'system');
   const lastAssistant = result.phase === 'output' ? messages.at(-1) : undefined;
   const activity: Activity = {
     id: activityId,

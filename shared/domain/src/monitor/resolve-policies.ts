@@ -2,7 +2,12 @@ import { notFound } from '@guard/platform';
 import type { ScoreRule, ScoreThresholds } from '@guard/scoring';
 import { findPreset, PRESET_POLICIES } from '../presets.js';
 import type { OrgStore, PolicyStore } from '../ports.js';
-import { DEFAULT_BLOCK_MESSAGE, DEFAULT_THRESHOLDS, type Policy, type Principal } from '../types.js';
+import {
+  DEFAULT_BLOCK_MESSAGE,
+  DEFAULT_THRESHOLDS,
+  type Policy,
+  type Principal,
+} from '../types.js';
 import type { InlineRule } from './monitor-input.js';
 
 /** What scoring needs from the policies in force, merged. */
@@ -43,12 +48,16 @@ export async function resolvePolicies(
   principal: Principal,
   req: ResolveRequest,
 ): Promise<EffectivePolicy> {
-  const ids = [...(req.policy_id ? [req.policy_id] : []), ...(req.policy_ids ?? [])].filter((id, i, all) => all.indexOf(id) === i);
+  const ids = [...(req.policy_id ? [req.policy_id] : []), ...(req.policy_ids ?? [])].filter(
+    (id, i, all) => all.indexOf(id) === i,
+  );
   const policies: Policy[] = [];
   for (const id of ids) policies.push(await loadPolicy(deps, principal, id));
   if (policies.length === 0 && req.inline.length === 0) {
     const org = await deps.orgs.get(principal.org_id);
-    const def = org?.default_policy_id ? await loadPolicy(deps, principal, org.default_policy_id).catch(() => null) : null;
+    const def = org?.default_policy_id
+      ? await loadPolicy(deps, principal, org.default_policy_id).catch(() => null)
+      : null;
     policies.push(def ?? BASIC_CONTENT_SAFETY);
   }
 
@@ -85,7 +94,8 @@ export async function resolvePolicies(
       pre_violation_threshold: o.pre_violation_threshold ?? base.pre_violation_threshold,
       pre_jb_threshold: o.pre_jb_threshold ?? base.pre_jb_threshold,
       post_violation_threshold: o.post_violation_threshold ?? base.post_violation_threshold,
-      post_violation_jb_threshold: o.post_violation_jb_threshold ?? base.post_violation_jb_threshold,
+      post_violation_jb_threshold:
+        o.post_violation_jb_threshold ?? base.post_violation_jb_threshold,
     },
     mode: first?.mode ?? 'content_moderation',
     scanners_config: { ...(first?.scanners_config ?? {}), ...(req.scanner_configs ?? {}) },
@@ -93,7 +103,11 @@ export async function resolvePolicies(
   };
 }
 
-async function loadPolicy(deps: { policies: PolicyStore }, principal: Principal, id: string): Promise<Policy> {
+async function loadPolicy(
+  deps: { policies: PolicyStore },
+  principal: Principal,
+  id: string,
+): Promise<Policy> {
   const p = findPreset(id) ?? (await deps.policies.get(principal.org_id, id));
   if (!p) throw notFound(`Policy ${id}`);
   return p;

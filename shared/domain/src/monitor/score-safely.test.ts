@@ -5,13 +5,24 @@ import { scoreSafely } from './monitor.js';
 const request: ScoreRequest = {
   messages: [{ role: 'user', content: 'hello' }],
   rules: [],
-  thresholds: { pre_violation_threshold: 0.5, pre_jb_threshold: 0.3, post_violation_threshold: 0.5, post_violation_jb_threshold: 0.3 },
+  thresholds: {
+    pre_violation_threshold: 0.5,
+    pre_jb_threshold: 0.3,
+    post_violation_threshold: 0.5,
+    post_violation_jb_threshold: 0.3,
+  },
   mode: 'content_moderation',
   scanners_config: {},
   reasoning_mode: 'off',
 };
-const throwing: ScoreEngine = { score: async () => { throw new Error('scorer down'); } };
-const reportingError: ScoreEngine = { score: async (r) => errorScoreResult(r, new Error('detector crashed')) };
+const throwing: ScoreEngine = {
+  score: async () => {
+    throw new Error('scorer down');
+  },
+};
+const reportingError: ScoreEngine = {
+  score: async (r) => errorScoreResult(r, new Error('detector crashed')),
+};
 
 describe('scoreSafely', () => {
   it('fails closed by default: an error is never a clean pass', async () => {

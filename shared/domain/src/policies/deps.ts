@@ -10,6 +10,9 @@ export interface PolicyDeps {
 
 export function requireAdmin(principal: Principal): void {
   if (principal.role !== 'admin') {
-    throw new AppError('ADMIN_REQUIRED', 'This operation requires an admin API key of the organization');
+    throw new AppError(
+      'ADMIN_REQUIRED',
+      'This operation requires an admin API key of the organization',
+    );
   }
 }

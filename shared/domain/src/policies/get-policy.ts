@@ -4,7 +4,11 @@ import type { Policy, Principal } from '../types.js';
 import type { PolicyDeps } from './deps.js';
 
 /** A preset or a live policy of the caller's org; another org's policy is "not found". */
-export async function getPolicy(deps: PolicyDeps, principal: Principal, policyId: string): Promise<Policy> {
+export async function getPolicy(
+  deps: PolicyDeps,
+  principal: Principal,
+  policyId: string,
+): Promise<Policy> {
   const preset = findPreset(policyId);
   if (preset) return preset;
   const policy = await deps.policies.get(principal.org_id, policyId);

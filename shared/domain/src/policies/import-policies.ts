@@ -5,7 +5,11 @@ import { requireAdmin, type PolicyDeps } from './deps.js';
 import type { PolicyInput } from './policy-content.js';
 
 /** Import one policy in export form: any ids it carries are ignored, a new id is generated. */
-export async function importPolicy(deps: PolicyDeps, principal: Principal, input: PolicyInput): Promise<Policy> {
+export async function importPolicy(
+  deps: PolicyDeps,
+  principal: Principal,
+  input: PolicyInput,
+): Promise<Policy> {
   return createPolicy(deps, principal, input, 'import', ['body', 'policy']);
 }
 
@@ -17,7 +21,8 @@ export interface BulkImportResult {
 }
 
 /** A bulk item is either a parsed policy or the validation problem found with it. */
-export type BulkItem = { ok: true; input: PolicyInput } | { ok: false; name: string | null; error: string };
+export type BulkItem =
+  { ok: true; input: PolicyInput } | { ok: false; name: string | null; error: string };
 
 export async function bulkImportPolicies(
   deps: PolicyDeps,
@@ -32,11 +37,21 @@ export async function bulkImportPolicies(
       continue;
     }
     try {
-      const p = await createPolicy(deps, principal, item.input, 'bulk_import', ['body', 'policies', index]);
+      const p = await createPolicy(deps, principal, item.input, 'bulk_import', [
+        'body',
+        'policies',
+        index,
+      ]);
       results.push({ name: p.name, success: true, id: p.id, error: null });
     } catch (err) {
-      if (!isAppError(err)) throw err;
-      const error = err instanceof ValidationError ? err.issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ') : err.message;
+      // Whatever went wrong with this item, the others (and the ids already created) still come
+      // back: an unexpected failure is reported on its item rather than failing the whole call.
+      const error =
+        err instanceof ValidationError
+          ? err.issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; ')
+          : isAppError(err)
+            ? err.message
+            : 'internal error while storing this item; it was not imported';
       results.push({ name: item.input.name, success: false, id: null, error });
     }
   }

@@ -26,7 +26,9 @@ export async function listPolicies(
   const room = limit === null ? Infinity : limit - items.length;
   if (room > 0) {
     const presetStart = Math.max(0, offset - page.total);
-    items.push(...PRESET_POLICIES.slice(presetStart, presetStart + Math.min(room, PRESET_POLICIES.length)));
+    items.push(
+      ...PRESET_POLICIES.slice(presetStart, presetStart + Math.min(room, PRESET_POLICIES.length)),
+    );
   }
   return {
     policies: items,

@@ -12,6 +12,8 @@ export interface PolicyInput {
   name: string;
   description?: string | undefined;
   categories?: Record<string, string> | undefined;
+  /** Alias of `categories` (the response form calls them `rules`); the request schema refuses both at once. */
+  rules?: Record<string, string> | undefined;
   rule_modes?: Record<string, RuleMode> | undefined;
   mode?: string | undefined;
   pre_violation_threshold?: number | undefined;
@@ -24,17 +26,23 @@ export interface PolicyInput {
 
 export type PolicyPatch = Partial<PolicyInput>;
 
-export function contentFromInput(input: PolicyInput, loc: (string | number)[] = ['body']): PolicyContent {
+export function contentFromInput(
+  input: PolicyInput,
+  loc: (string | number)[] = ['body'],
+): PolicyContent {
   const content: PolicyContent = {
     name: input.name,
     description: input.description ?? '',
-    rules: { ...(input.categories ?? {}) },
+    rules: { ...(input.categories ?? input.rules ?? {}) },
     rule_modes: { ...(input.rule_modes ?? {}) },
     mode: input.mode ?? 'content_moderation',
-    pre_violation_threshold: input.pre_violation_threshold ?? DEFAULT_THRESHOLDS.pre_violation_threshold,
+    pre_violation_threshold:
+      input.pre_violation_threshold ?? DEFAULT_THRESHOLDS.pre_violation_threshold,
     pre_jb_threshold: input.pre_jb_threshold ?? DEFAULT_THRESHOLDS.pre_jb_threshold,
-    post_violation_threshold: input.post_violation_threshold ?? DEFAULT_THRESHOLDS.post_violation_threshold,
-    post_violation_jb_threshold: input.post_violation_jb_threshold ?? DEFAULT_THRESHOLDS.post_violation_jb_threshold,
+    post_violation_threshold:
+      input.post_violation_threshold ?? DEFAULT_THRESHOLDS.post_violation_threshold,
+    post_violation_jb_threshold:
+      input.post_violation_jb_threshold ?? DEFAULT_THRESHOLDS.post_violation_jb_threshold,
     scanners_config: { ...(input.scanners_config ?? {}) },
     block_message: input.block_message ?? DEFAULT_BLOCK_MESSAGE,
   };
@@ -48,14 +56,18 @@ export function applyPatch(current: PolicyContent, patch: PolicyPatch): PolicyCo
   if (patch.name !== undefined) next.name = patch.name;
   if (patch.description !== undefined) next.description = patch.description;
   if (patch.mode !== undefined) next.mode = patch.mode;
-  if (patch.pre_violation_threshold !== undefined) next.pre_violation_threshold = patch.pre_violation_threshold;
+  if (patch.pre_violation_threshold !== undefined)
+    next.pre_violation_threshold = patch.pre_violation_threshold;
   if (patch.pre_jb_threshold !== undefined) next.pre_jb_threshold = patch.pre_jb_threshold;
-  if (patch.post_violation_threshold !== undefined) next.post_violation_threshold = patch.post_violation_threshold;
-  if (patch.post_violation_jb_threshold !== undefined) next.post_violation_jb_threshold = patch.post_violation_jb_threshold;
+  if (patch.post_violation_threshold !== undefined)
+    next.post_violation_threshold = patch.post_violation_threshold;
+  if (patch.post_violation_jb_threshold !== undefined)
+    next.post_violation_jb_threshold = patch.post_violation_jb_threshold;
   if (patch.scanners_config !== undefined) next.scanners_config = { ...patch.scanners_config };
   if (patch.block_message !== undefined) next.block_message = patch.block_message;
-  if (patch.categories !== undefined) {
-    next.rules = { ...patch.categories };
+  const rules = patch.categories ?? patch.rules;
+  if (rules !== undefined) {
+    next.rules = { ...rules };
     if (patch.rule_modes === undefined) {
       next.rule_modes = Object.fromEntries(
         Object.entries(current.rule_modes).filter(([name]) => name in next.rules),

@@ -11,14 +11,24 @@ export interface VersionList {
   total: number;
 }
 
-export async function listPolicyVersions(deps: PolicyDeps, principal: Principal, policyId: string): Promise<VersionList> {
+export async function listPolicyVersions(
+  deps: PolicyDeps,
+  principal: Principal,
+  policyId: string,
+): Promise<VersionList> {
   if (findPreset(policyId)) return { policy_id: policyId, versions: [], total: 0 };
   const state = await deps.policies.getLastState(principal.org_id, policyId);
   if (!state) throw notFound('Policy');
   const versions = await deps.policies.listVersions(principal.org_id, policyId);
   return {
     policy_id: policyId,
-    versions: versions.map(({ id, operation, timestamp, user_id, diff }) => ({ id, operation, timestamp, user_id, diff })),
+    versions: versions.map(({ id, operation, timestamp, user_id, diff }) => ({
+      id,
+      operation,
+      timestamp,
+      user_id,
+      diff,
+    })),
     total: versions.length,
   };
 }

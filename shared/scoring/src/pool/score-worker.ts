@@ -1,0 +1,13 @@
+/**
+ * The body of a scoring thread: one engine per thread, built once from options that crossed the
+ * thread boundary as plain data. Piscina calls the default export for every task.
+ */
+import { workerData } from 'node:worker_threads';
+import { createDefaultEngine, type DefaultEngineOptions } from '../default-engine.js';
+import type { ScoreRequest, ScoreResult } from '../engine-types.js';
+
+const engine = createDefaultEngine((workerData ?? {}) as DefaultEngineOptions);
+
+export default function score(request: ScoreRequest): Promise<ScoreResult> {
+  return engine.score(request);
+}
