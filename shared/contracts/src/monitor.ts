@@ -57,8 +57,8 @@ export const MonitorRequest = z
     categories: InlineRules.optional(),
     rules: InlineRules.optional(),
     reasoning_mode: ReasoningMode.optional(),
-    policy_id: z.string().optional(),
-    policy_ids: z.array(z.string()).max(20).optional(),
+    policy_id: z.string().max(64).optional(),
+    policy_ids: z.array(z.string().max(64)).max(20).optional(),
     tools: z.array(ToolDefinition).max(200).optional(),
     metadata: z
       .record(z.string(), z.unknown())

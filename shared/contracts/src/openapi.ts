@@ -44,6 +44,14 @@ const errors = {
   500: json(ErrorBody, 'Internal error'),
 };
 const validation = { 422: json(ValidationErrorBody, 'Validation error') };
+/** What any route with a JSON body can answer before validation: policy routes in the validation body. */
+const policyBody = {
+  400: json(
+    ValidationErrorBody,
+    'Malformed JSON (type json_invalid) or nested deeper than GUARD_MAX_JSON_DEPTH (json_too_deep)',
+  ),
+  415: json(ErrorBody, 'A body sent with a non-JSON content type (UNSUPPORTED_MEDIA_TYPE)'),
+};
 const notFound = { 404: json(ErrorBody, "Not found in the caller's organization (NOT_FOUND)") };
 const adminOnly = {
   403: json(ErrorBody, 'ADMIN_REQUIRED, or PRESET_POLICY_READ_ONLY for presets'),
@@ -116,7 +124,13 @@ const policyRoutes: RouteConfig[] = [
     summary: 'Create a policy (admin)',
     security,
     request: { body: { content: { 'application/json': { schema: PolicyCreateRequest } } } },
-    responses: { 201: json(Policy, 'Created'), ...adminOnly, ...validation, ...errors },
+    responses: {
+      201: json(Policy, 'Created'),
+      ...adminOnly,
+      ...policyBody,
+      ...validation,
+      ...errors,
+    },
   },
   {
     method: 'post',
@@ -125,7 +139,13 @@ const policyRoutes: RouteConfig[] = [
     summary: 'Import one policy in export form (admin)',
     security,
     request: { body: { content: { 'application/json': { schema: PolicyImportRequest } } } },
-    responses: { 200: json(Policy, 'Imported'), ...adminOnly, ...validation, ...errors },
+    responses: {
+      200: json(Policy, 'Imported'),
+      ...adminOnly,
+      ...policyBody,
+      ...validation,
+      ...errors,
+    },
   },
   {
     method: 'post',
@@ -137,6 +157,7 @@ const policyRoutes: RouteConfig[] = [
     responses: {
       200: json(BulkImportResponse, 'Per-item results'),
       ...adminOnly,
+      ...policyBody,
       ...validation,
       ...errors,
     },
@@ -155,6 +176,7 @@ const policyRoutes: RouteConfig[] = [
       200: json(Policy, 'Updated'),
       ...adminOnly,
       ...notFound,
+      ...policyBody,
       ...validation,
       ...errors,
     },
@@ -177,11 +199,15 @@ describeRoute({
   tags: ['monitoring'],
   summary:
     'Score text or a conversation against a policy, inline rules and the built-in signals; records one activity',
-  security: [{ bearer: [] }],
+  security,
   request: { body: { content: { 'application/json': { schema: MonitorRequest } } } },
   responses: {
     200: json(MonitorResponse, 'Scores'),
-    400: json(ErrorBody, 'Malformed JSON (BAD_REQUEST)'),
+    400: json(
+      ErrorBody,
+      'Malformed JSON, or nested deeper than GUARD_MAX_JSON_DEPTH (BAD_REQUEST)',
+    ),
+    415: json(ErrorBody, 'A body sent with a non-JSON content type (UNSUPPORTED_MEDIA_TYPE)'),
     404: json(ErrorBody, "A policy id that is not one of the caller's (NOT_FOUND)"),
     422: json(ErrorBody, 'Invalid request (VALIDATION_ERROR), details list loc/msg/type'),
     ...errors,

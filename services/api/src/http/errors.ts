@@ -28,6 +28,21 @@ function isBodyParserError(err: unknown): err is BodyParserError {
   );
 }
 
+/** The client-error codes that libraries under us (body reading, routing) report by status. */
+const BY_STATUS: Record<number, ErrorCode> = {
+  400: 'BAD_REQUEST',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+function clientStatus(err: unknown): number | null {
+  if (typeof err !== 'object' || err === null) return null;
+  const s =
+    (err as { status?: unknown; statusCode?: unknown }).status ??
+    (err as { statusCode?: unknown }).statusCode;
+  return typeof s === 'number' && s >= 400 && s < 500 ? s : null;
+}
+
 export function toAppError(err: unknown): AppError | null {
   if (isAppError(err)) return err;
   if (isBodyParserError(err)) {
@@ -45,8 +60,18 @@ export function toAppError(err: unknown): AppError | null {
     }
     if (err.type === 'request.aborted')
       return new AppError('BAD_REQUEST', 'Request aborted by the client');
-    // Any other body-reading problem the client caused (a length that does not match, say).
-    if ((err.status ?? 500) < 500) return new AppError('BAD_REQUEST', err.message);
+  }
+  // Any other problem the client caused and a library noticed: a body whose length or encoding
+  // does not match its headers, a path that does not decode (`/policies/%ZZ`).
+  const status = clientStatus(err);
+  if (status !== null) {
+    const message =
+      err instanceof URIError
+        ? 'The request path is not valid percent-encoding'
+        : err instanceof Error
+          ? err.message
+          : 'Bad request';
+    return new AppError(BY_STATUS[status] ?? 'BAD_REQUEST', message);
   }
   return null;
 }
