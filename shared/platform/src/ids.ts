@@ -1,25 +1,38 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * 24-char lowercase hex ids, time-ordered like a database ObjectId: 4 bytes of seconds since the
- * epoch, 5 random bytes fixed per process, 3 bytes of a per-process counter. Sorting ids sorts by
- * creation second, and within one process by creation order.
+ * 24-char lowercase hex ids, ordered by creation time to the millisecond:
+ *
+ *   8 hex  seconds since the epoch (as before, so older ids keep their place)
+ *   3 hex  milliseconds within that second (000-3e7)
+ *   5 hex  a counter, from 0 in each new millisecond (a million ids per ms per process)
+ *   8 hex  random, fixed per process
+ *
+ * Within one process ids are strictly increasing, even when the clock steps back (the last
+ * millisecond is reused) or a millisecond's counter runs out (the next millisecond is borrowed,
+ * as UUIDv7 generators do). Across processes they sort by the millisecond they were made in, so
+ * a reader that pages by id past a settled point in time cannot skip an id made before it.
  */
-const processRandom = randomBytes(5).toString('hex');
-let counter = randomBytes(3).readUIntBE(0, 3);
-let lastSecond = 0;
+const processRandom = randomBytes(4).toString('hex');
+const COUNTER_MAX = 0xfffff;
+let lastMs = 0;
+let counter = 0;
 
 export function newId(now: number = Date.now()): string {
-  const seconds = Math.floor(now / 1000);
-  if (seconds !== lastSecond) {
-    lastSecond = seconds;
-    // Restart low so the counter cannot wrap within one second and break ordering.
-    counter = randomBytes(2).readUInt16BE(0);
-  } else {
-    counter = (counter + 1) & 0xffffff;
+  if (now > lastMs) {
+    lastMs = now;
+    counter = 0;
+  } else if (++counter > COUNTER_MAX) {
+    lastMs++;
+    counter = 0;
   }
+  const seconds = Math.floor(lastMs / 1000);
+  const ms = lastMs - seconds * 1000;
   return (
-    seconds.toString(16).padStart(8, '0') + processRandom + counter.toString(16).padStart(6, '0')
+    seconds.toString(16).padStart(8, '0') +
+    ms.toString(16).padStart(3, '0') +
+    counter.toString(16).padStart(5, '0') +
+    processRandom
   );
 }
 
@@ -29,7 +42,9 @@ export function isId(value: string): boolean {
   return ID_PATTERN.test(value);
 }
 
-/** Creation time (second precision) encoded in an id. */
+/** Creation time encoded in an id: to the millisecond for new ids, to the second for ids made before. */
 export function idTime(id: string): Date {
-  return new Date(parseInt(id.slice(0, 8), 16) * 1000);
+  const seconds = parseInt(id.slice(0, 8), 16);
+  const ms = parseInt(id.slice(8, 11), 16);
+  return new Date(seconds * 1000 + (ms < 1000 ? ms : 0));
 }
