@@ -11,8 +11,6 @@ export interface ApiConfig {
   version: string;
   /** Write one log line per request at info level. */
   accessLog: boolean;
-  /** How long a successful API-key lookup is reused (ms; 0 disables). Revocation applies within it. */
-  authCacheTtlMs: number;
   /** Most messages one monitor request may carry. */
   maxMessages: number;
   /** Most characters of text (all messages together) one monitor request may carry. */

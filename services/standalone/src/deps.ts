@@ -16,6 +16,7 @@ import {
   type ScoreEngine,
 } from '@guard/scoring';
 import type { ApiDeps } from '@guard/api';
+import { cachingApiKeyStore, CachingOrgStore } from '@guard/domain';
 import type { StandaloneConfig } from './config.js';
 
 export const VERSION = '0.1.0';
@@ -73,15 +74,22 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
       maxJsonDepth: config.maxJsonDepth,
       version: VERSION,
       accessLog: config.accessLog,
-      authCacheTtlMs: config.authCacheTtlMs,
       maxMessages: config.maxMessages,
       maxTextChars: config.maxTextChars,
       failMode: config.failMode,
       excerptChars: config.excerptChars,
     },
     logger,
-    orgs: new SqliteOrgStore(db),
-    keys: new SqliteApiKeyStore(db),
+    // Caching is decided here, once: key and org reads on every request are served from memory
+    // for GUARD_AUTH_CACHE_TTL_MS; writes through these stores apply at once.
+    orgs:
+      config.authCacheTtlMs > 0
+        ? new CachingOrgStore(new SqliteOrgStore(db), config.authCacheTtlMs)
+        : new SqliteOrgStore(db),
+    keys:
+      config.authCacheTtlMs > 0
+        ? cachingApiKeyStore(new SqliteApiKeyStore(db), config.authCacheTtlMs)
+        : new SqliteApiKeyStore(db),
     policies: new SqlitePolicyStore(db),
     activitySink: new BatchingActivitySink(activities, 1000, (err, activityId) => {
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');

@@ -13,28 +13,39 @@ import { randomBytes } from 'node:crypto';
  * as UUIDv7 generators do). Across processes they sort by the millisecond they were made in, so
  * a reader that pages by id past a settled point in time cannot skip an id made before it.
  */
-const processRandom = randomBytes(4).toString('hex');
 const COUNTER_MAX = 0xfffff;
-let lastMs = 0;
-let counter = 0;
 
-export function newId(now: number = Date.now()): string {
-  if (now > lastMs) {
-    lastMs = now;
-    counter = 0;
-  } else if (++counter > COUNTER_MAX) {
-    lastMs++;
-    counter = 0;
-  }
-  const seconds = Math.floor(lastMs / 1000);
-  const ms = lastMs - seconds * 1000;
-  return (
-    seconds.toString(16).padStart(8, '0') +
-    ms.toString(16).padStart(3, '0') +
-    counter.toString(16).padStart(5, '0') +
-    processRandom
-  );
+/** Makes ids as `newId` does; `now` defaults to the clock. */
+export type IdGenerator = (now?: number) => string;
+
+/**
+ * A generator with its own counter and random part: what one process has. `newId` is this
+ * process's; tests make more to act as several processes writing at once.
+ */
+export function createIdGenerator(): IdGenerator {
+  const processRandom = randomBytes(4).toString('hex');
+  let lastMs = 0;
+  let counter = 0;
+  return (now = Date.now()) => {
+    if (now > lastMs) {
+      lastMs = now;
+      counter = 0;
+    } else if (++counter > COUNTER_MAX) {
+      lastMs++;
+      counter = 0;
+    }
+    const seconds = Math.floor(lastMs / 1000);
+    const ms = lastMs - seconds * 1000;
+    return (
+      seconds.toString(16).padStart(8, '0') +
+      ms.toString(16).padStart(3, '0') +
+      counter.toString(16).padStart(5, '0') +
+      processRandom
+    );
+  };
 }
+
+export const newId: IdGenerator = createIdGenerator();
 
 export const ID_PATTERN = /^[0-9a-f]{24}$/;
 

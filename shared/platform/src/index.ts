@@ -3,5 +3,4 @@ export * from './ids.js';
 export * from './logger.js';
 export * from './config.js';
 export * from './lifecycle.js';
-export * from './ttl-cache.js';
 export * from './validation.js';

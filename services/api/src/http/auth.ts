@@ -1,6 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { TtlCache } from '@guard/platform';
-import { authenticate, hashApiKey, type Principal } from '@guard/domain';
+import { authenticate } from '@guard/domain';
 import type { ApiDeps } from '../deps.js';
 
 /**
@@ -21,21 +20,12 @@ export function presentedKey(req: Request): string | undefined {
 }
 
 /**
- * Resolves keys through a short-lived cache of successful lookups (keyed by the key's hash, never
- * the key), so the store is not read on every request. A revoked key stops working within the
- * cache TTL; failures are never cached.
+ * Resolves the presented key to the caller. Whether lookups are cached is the composition root's
+ * choice: it hands in caching key and org stores (services/standalone/src/deps.ts).
  */
-export function authMiddleware(deps: Pick<ApiDeps, 'orgs' | 'keys'>, cacheTtlMs: number) {
-  const cache = new TtlCache<string, Principal>(cacheTtlMs);
+export function authMiddleware(deps: Pick<ApiDeps, 'orgs' | 'keys'>) {
   return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
-    const key = presentedKey(req);
-    const cacheKey = key && cacheTtlMs > 0 ? hashApiKey(key) : undefined;
-    let principal = cacheKey ? cache.get(cacheKey) : undefined;
-    if (!principal) {
-      principal = await authenticate(deps, key);
-      if (cacheKey) cache.set(cacheKey, principal);
-    }
-    req.ctx.principal = principal;
+    req.ctx.principal = await authenticate(deps, presentedKey(req));
     next();
   };
 }

@@ -1,12 +1,65 @@
-import { CachingOrgStore } from '@guard/domain';
-import { activityStoreContract, apiKeyStoreContract, orgStoreContract, policyStoreContract } from '@guard/testing';
+import { describe, expect, it } from 'vitest';
+import { cachingApiKeyStore, CachingOrgStore } from '@guard/domain';
+import {
+  activityStoreContract,
+  aKey,
+  anOrg,
+  apiKeyStoreContract,
+  orgStoreContract,
+  policyStoreContract,
+} from '@guard/testing';
 import { MemoryApiKeyStore } from './memory-api-key-store.js';
 import { MemoryOrgStore } from './memory-org-store.js';
 import { MemoryPolicyStore } from './memory-policy-store.js';
 import { MemoryActivityStore } from './memory-activity-store.js';
 
 orgStoreContract('memory', () => new MemoryOrgStore());
-apiKeyStoreContract('memory', () => ({ keys: new MemoryApiKeyStore(), orgs: new MemoryOrgStore() }));
+apiKeyStoreContract('memory', () => ({
+  keys: new MemoryApiKeyStore(),
+  orgs: new MemoryOrgStore(),
+}));
 policyStoreContract('memory', () => new MemoryPolicyStore());
 activityStoreContract('memory', () => new MemoryActivityStore());
-orgStoreContract('caching decorator over memory', () => new CachingOrgStore(new MemoryOrgStore(), 60_000));
+orgStoreContract(
+  'caching decorator over memory',
+  () => new CachingOrgStore(new MemoryOrgStore(), 60_000),
+);
+apiKeyStoreContract('caching decorator over memory', () => ({
+  keys: cachingApiKeyStore(new MemoryApiKeyStore(), 60_000),
+  orgs: new MemoryOrgStore(),
+}));
+
+describe('caching decorators', () => {
+  it('serve repeated key lookups from memory, share concurrent misses, and forget a key revoked through them', async () => {
+    const inner = new MemoryApiKeyStore();
+    let reads = 0;
+    const counting = Object.assign(Object.create(inner) as MemoryApiKeyStore, {
+      findByHash: (h: string) => {
+        reads++;
+        return inner.findByHash(h);
+      },
+    });
+    const keys = cachingApiKeyStore(counting, 60_000);
+    const k = aKey('org-1');
+    await inner.create(k);
+    await Promise.all(Array.from({ length: 10 }, () => keys.findByHash(k.key_hash)));
+    await keys.findByHash(k.key_hash);
+    expect(reads).toBe(1);
+    await keys.revoke(k.id, new Date().toISOString());
+    expect((await keys.findByHash(k.key_hash))?.revoked_at).not.toBeNull();
+    // Unknown keys are not cached: a key created later works at once.
+    expect(await keys.findByHash('f'.repeat(64))).toBeNull();
+    const later = aKey('org-1', { key_hash: 'f'.repeat(64) });
+    await inner.create(later);
+    expect((await keys.findByHash('f'.repeat(64)))?.id).toBe(later.id);
+  });
+
+  it('apply a default-policy change made through the org cache at once', async () => {
+    const orgs = new CachingOrgStore(new MemoryOrgStore(), 60_000);
+    const o = anOrg();
+    await orgs.create(o);
+    expect((await orgs.get(o.id))?.default_policy_id).toBeNull();
+    await orgs.setDefaultPolicy(o.id, 'p1');
+    expect((await orgs.get(o.id))?.default_policy_id).toBe('p1');
+  });
+});

@@ -10,10 +10,18 @@
  * - `block` / `observe`: in addition, a finding is a violation of a built-in rule named after the
  *   scanner (`pii`, `secrets`, `system_prompt_leak`, `keywords`, `regex`) with that mode.
  */
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { checkSafeRegex } from './safe-regex.js';
 
-export const PII_TYPES = ['email', 'phone', 'credit_card', 'national_id', 'iban', 'ip_address'] as const;
+export const PII_TYPES = [
+  'email',
+  'phone',
+  'credit_card',
+  'national_id',
+  'iban',
+  'ip_address',
+] as const;
 export type PiiType = (typeof PII_TYPES)[number];
 
 export const SECRET_TYPES = [
@@ -91,12 +99,21 @@ const KeywordsObject = z.object({
 const RegexPattern = z
   .union([
     z.string(),
-    z.object({ pattern: z.string(), flags: z.string().max(6).optional(), name: z.string().max(100).optional() }),
+    z.object({
+      pattern: z.string(),
+      flags: z.string().max(6).optional(),
+      name: z.string().max(100).optional(),
+    }),
   ])
-  .transform((v) => (typeof v === 'string' ? { pattern: v, flags: 'i', name: undefined } : { pattern: v.pattern, flags: v.flags ?? 'i', name: v.name }))
+  .transform((v) =>
+    typeof v === 'string'
+      ? { pattern: v, flags: 'i', name: undefined }
+      : { pattern: v.pattern, flags: v.flags ?? 'i', name: v.name },
+  )
   .superRefine((v, ctx) => {
     const problem = checkSafeRegex(v.pattern, v.flags);
-    if (problem !== null) ctx.addIssue({ code: 'custom', message: `invalid or unsafe regex: ${problem}` });
+    if (problem !== null)
+      ctx.addIssue({ code: 'custom', message: `invalid or unsafe regex: ${problem}` });
   });
 
 const RegexObject = z.object({
@@ -106,7 +123,9 @@ const RegexObject = z.object({
 });
 
 const toggle = <T extends z.ZodType>(obj: T) =>
-  z.union([z.boolean(), obj]).transform((v) => (typeof v === 'boolean' ? obj.parse({ enabled: v }) : v) as z.output<T>);
+  z
+    .union([z.boolean(), obj])
+    .transform((v) => (typeof v === 'boolean' ? obj.parse({ enabled: v }) : v) as z.output<T>);
 
 export const ScannersConfigSchema = z.looseObject({
   /** PII: `true`, `false`, or {enabled, pii_types, redact, redaction, action}. */
@@ -133,10 +152,12 @@ export const ScannersConfigSchema = z.looseObject({
   regex: z
     .union([z.string(), z.array(z.unknown()), RegexObject])
     .transform((v, ctx) => {
-      const raw = typeof v === 'string' ? { patterns: [v] } : Array.isArray(v) ? { patterns: v } : v;
+      const raw =
+        typeof v === 'string' ? { patterns: [v] } : Array.isArray(v) ? { patterns: v } : v;
       const parsed = RegexObject.safeParse(raw);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+        for (const issue of parsed.error.issues)
+          ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
         return z.NEVER;
       }
       return parsed.data;
@@ -158,12 +179,22 @@ export interface ParsedScannersConfig {
   problems: string[];
 }
 
-const cache = new WeakMap<object, ParsedScannersConfig>();
+/**
+ * Parsed configs by content. Every request carries its policy's scanners_config as a fresh object
+ * (and a copy of it on a scoring thread), so identity never repeats; the content does, and the
+ * parsed config it maps to is the key under which keyword matchers and regexes are compiled once.
+ */
+const cache = new LRUCache<string, ParsedScannersConfig>({ max: 1024 });
+const EMPTY: ParsedScannersConfig = { config: {}, problems: [] };
 
 /** Parse leniently for scoring: a broken key is dropped (and reported), never fatal. */
-export function parseScannersConfig(raw: Record<string, unknown> | undefined | null): ParsedScannersConfig {
-  if (!raw) return { config: {}, problems: [] };
-  const hit = cache.get(raw);
+export function parseScannersConfig(
+  raw: Record<string, unknown> | undefined | null,
+): ParsedScannersConfig {
+  if (!raw) return EMPTY;
+  const key = JSON.stringify(raw);
+  if (key === '{}') return EMPTY;
+  const hit = cache.get(key);
   if (hit) return hit;
   let result: ParsedScannersConfig;
   const parsed = ScannersConfigSchema.safeParse(raw);
@@ -171,12 +202,14 @@ export function parseScannersConfig(raw: Record<string, unknown> | undefined | n
     result = { config: parsed.data, problems: [] };
   } else {
     const bad = new Set(parsed.error.issues.map((i) => String(i.path[0] ?? '')));
-    const problems = parsed.error.issues.map((i) => `scanners_config.${i.path.join('.')}: ${i.message}`);
+    const problems = parsed.error.issues.map(
+      (i) => `scanners_config.${i.path.join('.')}: ${i.message}`,
+    );
     const kept: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(raw)) if (!bad.has(k)) kept[k] = v;
     const retry = ScannersConfigSchema.safeParse(kept);
     result = { config: retry.success ? retry.data : {}, problems };
   }
-  cache.set(raw, result);
+  cache.set(key, result);
   return result;
 }
