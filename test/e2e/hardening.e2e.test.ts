@@ -106,13 +106,17 @@ describe('1. scoring time is linear, and nothing waits behind a long request', (
 
   it('answers a short request sent beside a long one first', async () => {
     const order: string[] = [];
-    const long = api
-      .post('/guard/monitor', { text: distinctText(199_000) })
-      .then((r) => order.push('long') && r);
+    const long = api.post('/guard/monitor', { text: distinctText(199_000) }).then((r) => {
+      order.push('long');
+      return r;
+    });
     await new Promise((r) => setTimeout(r, 10));
     const short = client(server.url, other.adminKey)
       .post('/guard/monitor', { text: 'What is the capital of France?' })
-      .then((r) => order.push('short') && r);
+      .then((r) => {
+        order.push('short');
+        return r;
+      });
     const [l, s] = await Promise.all([long, short]);
     expect([l.status, s.status]).toEqual([200, 200]);
     expect(order).toEqual(['short', 'long']);
@@ -507,5 +511,68 @@ describe('5. one status per kind of mistake, with the field and the expected for
       categories: { ['n'.repeat(256)]: 'No spam' },
     });
     expect(long.body.detail[0].msg).toContain('names must be at most 255 characters long');
+  });
+});
+
+// Found by the fuzz suite (test/e2e/fuzz.e2e.test.ts): names every object inherits, `__proto__`,
+// and an empty body sent as JSON.
+describe('names that JavaScript objects treat specially', () => {
+  it('keeps rules named like inherited properties as ordinary rules, with a true history', async () => {
+    const p = (
+      await api.post('/policies', {
+        name: 'inherited',
+        categories: { r1: 'No spam', constructor: 'No ads' },
+      })
+    ).body;
+    const modes = await api.put(`/policies/${p.id}`, { rule_modes: { constructor: 'observe' } });
+    expect(modes.status).toBe(200);
+    const removed = await api.put(`/policies/${p.id}`, { categories: { r1: 'No spam' } });
+    expect(removed.status).toBe(200);
+    expect(removed.body.rules).toEqual({ r1: 'No spam' });
+    expect(removed.body.rule_modes).toEqual({});
+    const added = await api.put(`/policies/${p.id}`, {
+      categories: { r1: 'No spam', toString: 'No spam either' },
+    });
+    const versions = (await api.get(`/policies/${p.id}/versions`)).body.versions;
+    expect(versions[0].diff).toEqual([
+      { op: 'add', path: '/rules/toString', new: 'No spam either' },
+    ]);
+    const before = (await api.get(`/policies/${p.id}/versions/${versions[1].id}`)).body
+      .policy_state;
+    expect(before.rules).toEqual({ r1: 'No spam' });
+    expect(added.body.rules).toEqual({ r1: 'No spam', toString: 'No spam either' });
+    const bad = await api.post('/policies', {
+      name: 'x',
+      categories: { a: 'b' },
+      rule_modes: { hasOwnProperty: 'observe' },
+    });
+    expect(bad.status).toBe(422);
+  });
+
+  it('refuses `__proto__` as a name, so no rule silently disappears', async () => {
+    const m = await api.post('/guard/monitor', {
+      text: 'Where is Project Falcon hosted?',
+      categories: JSON.parse('{"__proto__": "Never mention Project Falcon"}'),
+    });
+    expect(m.status).toBe(422);
+    expect(m.body.details[0].loc).toEqual(['body', 'categories', '__proto__']);
+    const p = await rawPost(
+      server.url,
+      server.adminKey,
+      '/policies',
+      '{"name": "x", "rules": {"\\u005f_proto__": "No spam"}}',
+    );
+    expect(p.status).toBe(422);
+  });
+
+  it('an empty body sent as JSON is a missing body, not an empty update', async () => {
+    const p = (await api.post('/policies', { name: 'empty put' })).body;
+    const res = await fetch(`${server.url}/policies/${p.id}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${server.adminKey}`, 'content-type': 'application/json' },
+      body: '',
+    });
+    expect(res.status).toBe(422);
+    expect((await api.get(`/policies/${p.id}/versions`)).body.total).toBe(1);
   });
 });

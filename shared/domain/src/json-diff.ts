@@ -10,11 +10,11 @@ export function diffJson(before: unknown, after: unknown, path = ''): DiffEntry[
     const out: DiffEntry[] = [];
     for (const key of Object.keys(before)) {
       const p = `${path}/${escapePointer(key)}`;
-      if (!(key in after)) out.push({ op: 'remove', path: p, old: clone(before[key]) });
+      if (!Object.hasOwn(after, key)) out.push({ op: 'remove', path: p, old: clone(before[key]) });
       else out.push(...diffJson(before[key], after[key], p));
     }
     for (const key of Object.keys(after)) {
-      if (!(key in before)) {
+      if (!Object.hasOwn(before, key)) {
         out.push({ op: 'add', path: `${path}/${escapePointer(key)}`, new: clone(after[key]) });
       }
     }

@@ -10,6 +10,8 @@ export const ErrorCodes = {
   PRESET_POLICY_READ_ONLY: 403,
   ORG_NOT_EXPORTABLE: 403,
   NOT_FOUND: 404,
+  /** A policy write overtaken by other writes to the same policy on every retry. */
+  CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   VALIDATION_ERROR: 422,
@@ -57,17 +59,22 @@ export class ValidationError extends AppError {
 }
 
 /**
- * A body that could not be read as JSON at all (malformed, or nested deeper than allowed): a 400
- * on every endpoint, carrying the problem in the `{loc, msg, type}` form so that endpoints with
- * the validation body style can answer in it.
+ * A request that could not be read at all: a body that is not JSON, is nested deeper than allowed
+ * or does not decode; a path that is not valid percent-encoding. A 400 on every endpoint,
+ * carrying the problem in the `{loc, msg, type}` form so that endpoints with the validation body
+ * style can answer in it.
  */
-export class MalformedBodyError extends AppError {
+export class MalformedRequestError extends AppError {
   readonly issues: ValidationIssue[];
 
-  constructor(msg: string, type: 'json_invalid' | 'json_too_deep') {
-    const issues = [{ loc: ['body'], msg, type }];
+  constructor(
+    msg: string,
+    type: 'json_invalid' | 'json_too_deep' | 'body_unreadable' | 'path_invalid',
+    loc: (string | number)[] = ['body'],
+  ) {
+    const issues = [{ loc, msg, type }];
     super('BAD_REQUEST', msg, issues);
-    this.name = 'MalformedBodyError';
+    this.name = 'MalformedRequestError';
     this.issues = issues;
   }
 }

@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import {
   AppError,
   describeValue,
-  MalformedBodyError,
+  MalformedRequestError,
   parseOrThrow,
   ValidationError,
 } from '@guard/platform';
@@ -43,6 +43,33 @@ export function exceedsDepth(buf: Uint8Array, max: number): boolean {
   return false;
 }
 
+/**
+ * Where a parsed body has an own `__proto__` key, if anywhere. JSON.parse keeps it as a plain key,
+ * but schema parsing and object spreads treat it as the prototype: the entry would vanish without
+ * a word (a rule named `__proto__` would silently not apply). Depth is already bounded.
+ */
+export function protoKeyPath(
+  value: unknown,
+  path: (string | number)[] = ['body'],
+): (string | number)[] | null {
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = protoKeyPath(value[i], [...path, i]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (Object.hasOwn(value, '__proto__')) return [...path, '__proto__'];
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v === 'object' && v !== null) {
+      const found = protoKeyPath(v, [...path, k]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
 function hasBody(req: Request): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const len = Number(req.headers['content-length']);
@@ -66,7 +93,7 @@ export function jsonBody(opts: JsonBodyOptions): RequestHandler[] {
     strict: false,
     verify: (_req, _res, buf) => {
       if (exceedsDepth(buf, opts.maxDepth)) {
-        throw new MalformedBodyError(
+        throw new MalformedRequestError(
           `JSON is nested deeper than ${opts.maxDepth} levels`,
           'json_too_deep',
         );
@@ -86,7 +113,19 @@ export function jsonBody(opts: JsonBodyOptions): RequestHandler[] {
     }
     next();
   };
-  return [mediaType, parse];
+  const checked = (req: Request, _res: Response, next: NextFunction) => {
+    // body-parser reads an empty body as `{}`: keep "no body" distinguishable from an empty object.
+    if (!hasBody(req)) req.body = undefined;
+    const proto = protoKeyPath(req.body);
+    if (proto) {
+      next(
+        ValidationError.single(proto, '"__proto__" cannot be used as a name or key', 'value_error'),
+      );
+      return;
+    }
+    next();
+  };
+  return [mediaType, parse, checked];
 }
 
 /**

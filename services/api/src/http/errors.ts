@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import {
   AppError,
   isAppError,
-  MalformedBodyError,
+  MalformedRequestError,
   ValidationError,
   type ErrorCode,
 } from '@guard/platform';
@@ -50,7 +50,7 @@ export function toAppError(err: unknown): AppError | null {
       return new AppError('PAYLOAD_TOO_LARGE', 'Request body exceeds the configured size limit');
     if (err.type === 'entity.parse.failed') {
       // JSON.parse says where and what ("Unexpected token } in JSON at position 12"): pass it on.
-      return new MalformedBodyError(
+      return new MalformedRequestError(
         `Request body is not valid JSON: ${err.message}`,
         'json_invalid',
       );
@@ -64,15 +64,27 @@ export function toAppError(err: unknown): AppError | null {
   // Any other problem the client caused and a library noticed: a body whose length or encoding
   // does not match its headers, a path that does not decode (`/policies/%ZZ`).
   const status = clientStatus(err);
-  if (status !== null) {
-    const message =
-      err instanceof URIError
-        ? 'The request path is not valid percent-encoding'
-        : err instanceof Error
-          ? err.message
-          : 'Bad request';
-    return new AppError(BY_STATUS[status] ?? 'BAD_REQUEST', message);
+  if (status === 400 && err instanceof URIError) {
+    return new MalformedRequestError(
+      'The request path is not valid percent-encoding',
+      'path_invalid',
+      ['path'],
+    );
   }
+  if (status === 400) {
+    // Reading the body failed below the JSON layer: a Content-Encoding the body does not have
+    // (zlib's "incorrect header check"), a length that does not match.
+    const why = err instanceof Error ? err.message : 'unreadable';
+    return new MalformedRequestError(
+      `The request body could not be read as its headers describe it (${why})`,
+      'body_unreadable',
+    );
+  }
+  if (status !== null)
+    return new AppError(
+      BY_STATUS[status] ?? 'BAD_REQUEST',
+      err instanceof Error ? err.message : 'Bad request',
+    );
   return null;
 }
 
@@ -92,7 +104,7 @@ export function errorHandler() {
     const style = req.ctx?.validationStyle ?? 'standard';
     // Endpoints with the validation body style answer every input problem in it: 422 for a
     // value the schema refuses, 400 for a body that is not JSON at all (same status as elsewhere).
-    if (appError instanceof ValidationError || appError instanceof MalformedBodyError) {
+    if (appError instanceof ValidationError || appError instanceof MalformedRequestError) {
       if (style === 'detail') res.status(appError.status).json({ detail: appError.issues });
       else if (appError instanceof ValidationError)
         res

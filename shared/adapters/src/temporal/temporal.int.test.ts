@@ -79,7 +79,8 @@ describe('Temporal (real dev server)', () => {
         (err: unknown) => err,
       );
     expect(failure).toBeInstanceOf(WorkflowFailedError);
-    expect(String((failure as WorkflowFailedError).cause?.cause?.message)).toContain('unknown policy missing');
+    const inner: unknown = (failure as WorkflowFailedError).cause?.cause;
+    expect(inner instanceof Error ? inner.message : String(inner)).toContain('unknown policy missing');
     // maximumAttempts: 2 in the workflow's retry policy, enforced by the server.
     expect(calls).toEqual(['p1', 'missing', 'missing']);
   });

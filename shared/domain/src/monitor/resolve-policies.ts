@@ -67,7 +67,11 @@ export async function resolvePolicies(
     for (const [name, description] of Object.entries(p.rules)) {
       if (seen.has(name)) continue;
       seen.add(name);
-      rules.push({ name, description, mode: p.rule_modes[name] ?? 'block' });
+      rules.push({
+        name,
+        description,
+        mode: Object.hasOwn(p.rule_modes, name) ? p.rule_modes[name]! : 'block',
+      });
     }
   }
   for (const r of req.inline) {

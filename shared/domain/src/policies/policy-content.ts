@@ -70,7 +70,7 @@ export function applyPatch(current: PolicyContent, patch: PolicyPatch): PolicyCo
     next.rules = { ...rules };
     if (patch.rule_modes === undefined) {
       next.rule_modes = Object.fromEntries(
-        Object.entries(current.rule_modes).filter(([name]) => name in next.rules),
+        Object.entries(current.rule_modes).filter(([name]) => Object.hasOwn(next.rules, name)),
       );
     }
   }
@@ -82,7 +82,7 @@ export function applyPatch(current: PolicyContent, patch: PolicyPatch): PolicyCo
 function checkRuleModes(content: PolicyContent, loc: (string | number)[]): void {
   const issues: ValidationIssue[] = [];
   for (const name of Object.keys(content.rule_modes)) {
-    if (!(name in content.rules)) {
+    if (!Object.hasOwn(content.rules, name)) {
       issues.push({
         loc: [...loc, 'rule_modes', name],
         msg: `rule_modes names "${name}", which is not a rule of this policy`,

@@ -14,7 +14,7 @@ function weakCategories(any: number, cats: Partial<Record<HarmCategory, number>>
     injection: () => zero,
     harm: () => ({
       any: { score: any, spans: [] },
-      categories: Object.fromEntries(HARM_CATEGORIES.map((c) => [c, { score: cats[c] ?? 0.001, spans: [] }])) as Record<HarmCategory, DetectorOutput>,
+      categories: Object.fromEntries(HARM_CATEGORIES.map((c): [HarmCategory, DetectorOutput] => [c, { score: cats[c] ?? 0.001, spans: [] }])) as Record<HarmCategory, DetectorOutput>,
     }),
   };
 }
