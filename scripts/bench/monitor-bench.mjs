@@ -4,6 +4,11 @@
 // else autocannon). Bounded in time; prints one JSON line per run and a summary.
 //
 //   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|conversation] [--pin]
+//                            [--no-ceiling]
+//
+// Unless --no-ceiling, the same load then runs against a bare express app that only parses the
+// same body and answers (scripts/bench/bare-express.mjs, same process count), so each line
+// carries the ratio to that ceiling measured minutes apart on the same machine.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +27,7 @@ const { values } = parseArgs({
     tool: { type: 'string', default: 'auto' },
     pin: { type: 'boolean', default: false },
     'access-log': { type: 'boolean', default: true },
+    'no-ceiling': { type: 'boolean', default: false },
   },
 });
 
@@ -99,7 +105,7 @@ if (sanity.status !== 200 || sanityBody.error) {
   );
 }
 
-function runWrk(conc, seconds) {
+function runWrk(conc, seconds, url) {
   const lua = path.join(dataDir, 'post.lua');
   fs.writeFileSync(
     lua,
@@ -138,7 +144,7 @@ function runWrk(conc, seconds) {
   };
 }
 
-async function runAutocannon(conc, seconds) {
+async function runAutocannon(conc, seconds, url) {
   const { default: autocannon } = await import('autocannon');
   const r = await autocannon({
     url,
@@ -159,8 +165,8 @@ async function runAutocannon(conc, seconds) {
   };
 }
 
-const run = (conc, seconds) =>
-  tool === 'wrk' ? runWrk(conc, seconds) : runAutocannon(conc, seconds);
+const run = (conc, seconds, target = url) =>
+  tool === 'wrk' ? runWrk(conc, seconds, target) : runAutocannon(conc, seconds, target);
 const CLK_TCK =
   Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 /** CPU time (user + system) used by the server and its worker processes, in ms; NaN off Linux. */
@@ -212,10 +218,40 @@ try {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));
 }
+
+if (!values['no-ceiling']) {
+  const bare = spawn(process.execPath, [path.join(ROOT, 'scripts/bench/bare-express.mjs')], {
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const barePort = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('bare express did not start in 30 s')), 30_000);
+    readline.createInterface({ input: bare.stdout }).on('line', (line) => {
+      if (line.includes('"listening"')) {
+        clearTimeout(t);
+        resolve(JSON.parse(line).listening);
+      }
+    });
+  });
+  try {
+    for (const r of results) {
+      const target = `http://127.0.0.1:${barePort}/guard/monitor`;
+      if (Number(values.warmup) > 0) await run(r.conc, Number(values.warmup), target);
+      const c = await run(r.conc, Number(values.duration), target);
+      r.ceiling_rps = c.rps;
+      r.ceiling_p99_ms = c.p99_ms;
+      r.ratio_to_ceiling = Math.round((r.rps / c.rps) * 100) / 100;
+      console.log(JSON.stringify({ bench: 'bare-express ceiling', conc: r.conc, ...c }));
+    }
+  } finally {
+    bare.kill('SIGTERM');
+  }
+}
 console.log(
   `\nmachine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, node ${process.version}; sample scores: violation=${sanityBody.violation}, tokens=${sanityBody.input_tokens}`,
 );
 for (const r of results)
   console.log(
-    `conc ${String(r.conc).padStart(3)}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, errors ${r.errors}, server CPU ${r.server_cpu_ms_per_req} ms/req`,
+    `conc ${String(r.conc).padStart(3)}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, errors ${r.errors}, server CPU ${r.server_cpu_ms_per_req} ms/req` +
+      (r.ratio_to_ceiling !== undefined ? `; bare express ${r.ceiling_rps.toFixed(0)} req/s, ratio ${r.ratio_to_ceiling}` : ''),
   );
