@@ -6,6 +6,23 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // Type-aware checks where they catch real bugs: a promise nobody awaits or handles, or one
+    // passed where a callback's result is ignored (an express handler, an event listener).
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: {
+        // Sources by their package's project, tests, scripts and e2e by tsconfig.test.json.
+        project: ['./shared/*/tsconfig.json', './services/*/tsconfig.json', './tsconfig.test.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      '@typescript-eslint/await-thenable': 'error',
+    },
+  },
+  {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', TextEncoder: 'readonly', TextDecoder: 'readonly', performance: 'readonly', structuredClone: 'readonly' } },
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',

@@ -1,5 +1,5 @@
-import express, { type Express } from 'express';
-import type { MonitorDeps, PolicyDeps } from '@guard/domain';
+import express, { type Express, type RequestHandler, type Router } from 'express';
+import type { MonitorDeps } from '@guard/domain';
 import type { ApiDeps } from './deps.js';
 import { authMiddleware } from './http/auth.js';
 import { requestContext } from './http/context.js';
@@ -19,19 +19,33 @@ export function createApp(deps: ApiDeps): Express {
 
   app.use(requestContext(deps.logger, deps.config.accessLog));
   app.use(opsRouter(deps));
-  // Set before body parsing, so that malformed JSON on these routes gets their validation body too.
-  app.use(['/policies', '/activity', '/orgs'], (req, _res, next) => {
-    req.ctx.validationStyle = 'detail';
-    next();
+  const body = jsonBody({
+    limitBytes: deps.config.bodyLimitBytes,
+    maxDepth: deps.config.maxJsonDepth,
   });
-  app.use(jsonBody({ limitBytes: deps.config.bodyLimitBytes, maxDepth: deps.config.maxJsonDepth }));
-
-  const policyDeps: PolicyDeps = { policies: deps.policies, newId: deps.newId, now: deps.now };
   const auth = authMiddleware(deps);
-  app.use('/policies', auth, policiesRouter(policyDeps));
-  app.use(
+  /**
+   * Each API family declares, where it is mounted, how its errors look: the policy and org
+   * endpoints answer input problems in the validation body `{detail: [...]}`, the guard endpoints
+   * in the standard body. The style is set before the body is read, so that unreadable JSON
+   * answers in it too.
+   */
+  const mount = (path: string, errorStyle: 'detail' | 'standard', router: Router) => {
+    const declare: RequestHandler = (req, _res, next) => {
+      req.ctx.validationStyle = errorStyle;
+      next();
+    };
+    app.use(path, declare, ...body, auth, router);
+  };
+
+  mount(
+    '/policies',
+    'detail',
+    policiesRouter({ policies: deps.policies, newId: deps.newId, now: deps.now }),
+  );
+  mount(
     '/orgs',
-    auth,
+    'detail',
     orgsRouter({
       orgs: deps.orgs,
       keys: deps.keys,
@@ -40,7 +54,6 @@ export function createApp(deps: ApiDeps): Express {
       now: deps.now,
     }),
   );
-
   const monitorDeps: MonitorDeps = {
     policies: deps.policies,
     orgs: deps.orgs,
@@ -51,9 +64,9 @@ export function createApp(deps: ApiDeps): Express {
     failMode: deps.config.failMode,
     excerptChars: deps.config.excerptChars,
   };
-  app.use(
+  mount(
     '/guard',
-    auth,
+    'standard',
     monitorRouter(monitorDeps, {
       maxMessages: deps.config.maxMessages,
       maxTextChars: deps.config.maxTextChars,

@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util';
-import { newId } from '@guard/platform';
 import fs from 'node:fs';
 import {
   createApiKey,
@@ -10,7 +9,7 @@ import {
   type OrgKind,
   type Role,
 } from '@guard/domain';
-import { openSqlite, SqliteApiKeyStore, SqliteOrgStore, SqlitePolicyStore } from '@guard/adapters';
+import { embeddedIds, openEmbeddedStores } from './deps.js';
 import { loadConfig } from './config.js';
 
 const USAGE = `guard: manage organizations and API keys of the embedded store, the file guard.db in
@@ -66,13 +65,9 @@ export async function runCli(argv: string[], out: (s: string) => void): Promise<
     );
     return 2;
   }
-  const db = openSqlite(config.dbFile);
-  const deps: AuthDeps = {
-    orgs: new SqliteOrgStore(db),
-    keys: new SqliteApiKeyStore(db),
-    newId: () => newId(),
-    now: () => new Date(),
-  };
+  const stores = openEmbeddedStores(config.dbFile);
+  const db = stores.db;
+  const deps: AuthDeps = { orgs: stores.orgs, keys: stores.keys, ...embeddedIds };
   const print = (human: string, data: unknown) => out(values.json ? JSON.stringify(data) : human);
   try {
     switch (`${noun} ${verb ?? ''}`.trim()) {
@@ -95,11 +90,7 @@ export async function runCli(argv: string[], out: (s: string) => void): Promise<
       case 'org set-default-policy': {
         const orgId = need(values, 'org');
         const policyId = values.clear ? null : need(values, 'policy');
-        await setDefaultPolicy(
-          { orgs: deps.orgs, policies: new SqlitePolicyStore(db) },
-          orgId,
-          policyId,
-        );
+        await setDefaultPolicy({ orgs: deps.orgs, policies: stores.policies }, orgId, policyId);
         print(`default policy of ${orgId}: ${policyId ?? '(none)'}`, {
           org_id: orgId,
           default_policy_id: policyId,

@@ -18,6 +18,8 @@ describe('standalone settings', () => {
   });
 
   it('refuses bad values, naming each variable', () => {
-    expect(() => loadConfig({ GUARD_SCORE_THREADS: 'many', GUARD_MAX_JSON_DEPTH: '1' })).toThrow(/GUARD_SCORE_THREADS[\s\S]*GUARD_MAX_JSON_DEPTH|GUARD_MAX_JSON_DEPTH[\s\S]*GUARD_SCORE_THREADS/);
+    expect(() => loadConfig({ GUARD_SCORE_THREADS: 'many', GUARD_MAX_JSON_DEPTH: '1' })).toThrow(
+      /GUARD_SCORE_THREADS[\s\S]*GUARD_MAX_JSON_DEPTH|GUARD_MAX_JSON_DEPTH[\s\S]*GUARD_SCORE_THREADS/,
+    );
   });
 });

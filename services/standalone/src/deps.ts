@@ -63,10 +63,32 @@ export function buildEngine(config: StandaloneConfig): EmbeddedEngine {
   return { engine: pool, close: () => pool.close() };
 }
 
+/** The SQLite adapters over one database file, uncached: what the CLI and the bootstrap use. */
+export interface EmbeddedStores {
+  db: SqliteDb;
+  orgs: SqliteOrgStore;
+  keys: SqliteApiKeyStore;
+  policies: SqlitePolicyStore;
+  activities: SqliteActivityStore;
+}
+
+export function openEmbeddedStores(dbFile: string): EmbeddedStores {
+  const db = openSqlite(dbFile);
+  return {
+    db,
+    orgs: new SqliteOrgStore(db),
+    keys: new SqliteApiKeyStore(db),
+    policies: new SqlitePolicyStore(db),
+    activities: new SqliteActivityStore(db),
+  };
+}
+
+/** The domain's id and clock, for every verb of this process. */
+export const embeddedIds = { newId: () => newId(), now: () => new Date() };
+
 export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): EmbeddedDeps {
-  const db = openSqlite(config.dbFile);
+  const { db, orgs, keys, policies, activities } = openEmbeddedStores(config.dbFile);
   const ping = db.prepare('SELECT 1');
-  const activities = new SqliteActivityStore(db);
   const scoring = buildEngine(config);
   const api: ApiDeps = {
     config: {
@@ -82,21 +104,14 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     logger,
     // Caching is decided here, once: key and org reads on every request are served from memory
     // for GUARD_AUTH_CACHE_TTL_MS; writes through these stores apply at once.
-    orgs:
-      config.authCacheTtlMs > 0
-        ? new CachingOrgStore(new SqliteOrgStore(db), config.authCacheTtlMs)
-        : new SqliteOrgStore(db),
-    keys:
-      config.authCacheTtlMs > 0
-        ? cachingApiKeyStore(new SqliteApiKeyStore(db), config.authCacheTtlMs)
-        : new SqliteApiKeyStore(db),
-    policies: new SqlitePolicyStore(db),
+    orgs: config.authCacheTtlMs > 0 ? new CachingOrgStore(orgs, config.authCacheTtlMs) : orgs,
+    keys: config.authCacheTtlMs > 0 ? cachingApiKeyStore(keys, config.authCacheTtlMs) : keys,
+    policies,
     activitySink: new BatchingActivitySink(activities, 1000, (err, activityId) => {
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
     }),
     engine: scoring.engine,
-    newId: () => newId(),
-    now: () => new Date(),
+    ...embeddedIds,
     ready: async () => ping.get() !== undefined,
   };
   return { db, api, closeEngine: scoring.close };

@@ -1,7 +1,6 @@
 import cluster from 'node:cluster';
-import { newId } from '@guard/platform';
 import { createLogger, Lifecycle, type Logger } from '@guard/platform';
-import { openSqlite, SqliteApiKeyStore, SqliteOrgStore } from '@guard/adapters';
+import { embeddedIds, openEmbeddedStores } from './deps.js';
 import { loadConfig, type StandaloneConfig } from './config.js';
 import { startServer } from './server.js';
 import { bootstrapStore } from './bootstrap.js';
@@ -29,18 +28,13 @@ async function runSingle(config: StandaloneConfig, logger: Logger): Promise<void
  * batched transactions). A worker that dies is replaced; SIGTERM stops all of them gracefully.
  */
 async function runPrimary(config: StandaloneConfig, logger: Logger): Promise<void> {
-  const db = openSqlite(config.dbFile);
+  const stores = openEmbeddedStores(config.dbFile);
   const boot = await bootstrapStore(
-    {
-      orgs: new SqliteOrgStore(db),
-      keys: new SqliteApiKeyStore(db),
-      newId: () => newId(),
-      now: () => new Date(),
-    },
+    { orgs: stores.orgs, keys: stores.keys, ...embeddedIds },
     config,
     logger,
   );
-  db.close();
+  stores.db.close();
 
   // Workers accept connections themselves. With the default round-robin policy the primary
   // accepts and hands each socket over, and keeps it until the worker acknowledges: a worker

@@ -1,4 +1,5 @@
 export * from './common.js';
 export * from './policies.js';
 export * from './monitor.js';
+export * from './orgs.js';
 export * from './openapi.js';

@@ -1,10 +1,11 @@
+import { MessageRole, ReasoningMode } from '@guard/domain';
 import { z } from 'zod';
 import { jsonSizeAtMost, ScannersConfig } from './policies.js';
 
 /** Largest `metadata` object accepted on monitor, as JSON text: it is stored with every activity. */
 export const MAX_METADATA_BYTES = 16 * 1024;
 
-export const MessageRole = z.enum(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+export { MessageRole, ReasoningMode };
 
 export const ContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 
@@ -48,7 +49,6 @@ export const InlineRules = z
   ])
   .meta({ id: 'InlineRules' });
 
-export const ReasoningMode = z.enum(['off', 'hybrid', 'thinking']);
 
 export const MonitorRequest = z
   .object({

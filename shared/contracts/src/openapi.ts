@@ -7,6 +7,16 @@ import { z } from 'zod';
 import { ErrorBody, ValidationErrorBody } from './common.js';
 import { MonitorRequest, MonitorResponse } from './monitor.js';
 import {
+  ApiKeyCreated,
+  ApiKeyCreateRequest,
+  ApiKeyList,
+  ApiKeyRevoked,
+  Org,
+  OrgCreateRequest,
+  OrgDefaultPolicyRequest,
+  OrgList,
+} from './orgs.js';
+import {
   BulkImportRequest,
   BulkImportResponse,
   DeleteResponse,
@@ -43,16 +53,23 @@ const errors = {
   413: json(ErrorBody, 'Body over the size limit (PAYLOAD_TOO_LARGE)'),
   500: json(ErrorBody, 'Internal error'),
 };
+const UNREADABLE =
+  'A request that cannot be read: malformed JSON (json_invalid), JSON nested deeper than GUARD_MAX_JSON_DEPTH (json_too_deep), a body that does not decode as its headers say (body_unreadable), or a path that is not valid percent-encoding (path_invalid)';
 const validation = { 422: json(ValidationErrorBody, 'Validation error') };
 /** What any route with a JSON body can answer before validation: policy routes in the validation body. */
 const policyBody = {
-  400: json(
-    ValidationErrorBody,
-    'Malformed JSON (type json_invalid) or nested deeper than GUARD_MAX_JSON_DEPTH (json_too_deep)',
-  ),
+  400: json(ValidationErrorBody, UNREADABLE),
   415: json(ErrorBody, 'A body sent with a non-JSON content type (UNSUPPORTED_MEDIA_TYPE)'),
 };
-const notFound = { 404: json(ErrorBody, "Not found in the caller's organization (NOT_FOUND)") };
+/** Routes with a path id: a path that is not valid percent-encoding is a 400 (type path_invalid). */
+const notFound = {
+  400: json(ValidationErrorBody, UNREADABLE),
+  404: json(ErrorBody, "Not found in the caller's organization (NOT_FOUND)"),
+};
+/** Policy writes retry on a concurrent write; this is what is left when every retry lost. */
+const conflict = {
+  409: json(ErrorBody, 'Other requests kept changing the policy at the same time (CONFLICT)'),
+};
 const adminOnly = {
   403: json(ErrorBody, 'ADMIN_REQUIRED, or PRESET_POLICY_READ_ONLY for presets'),
 };
@@ -176,6 +193,7 @@ const policyRoutes: RouteConfig[] = [
       200: json(Policy, 'Updated'),
       ...adminOnly,
       ...notFound,
+      ...conflict,
       ...policyBody,
       ...validation,
       ...errors,
@@ -188,10 +206,131 @@ const policyRoutes: RouteConfig[] = [
     summary: 'Delete a policy; its versions stay readable (admin)',
     security,
     request: { params: policyId },
-    responses: { 200: json(DeleteResponse, 'Deleted'), ...adminOnly, ...notFound, ...errors },
+    responses: {
+      200: json(DeleteResponse, 'Deleted'),
+      ...adminOnly,
+      ...notFound,
+      ...conflict,
+      ...errors,
+    },
   },
 ];
 policyRoutes.forEach(describeRoute);
+
+const staffOnly = { 403: json(ErrorBody, 'The key is not a staff key (STAFF_REQUIRED)') };
+const orgAdmin = {
+  403: json(ErrorBody, 'A member key of the organization (ADMIN_REQUIRED)'),
+  404: json(ErrorBody, "No such organization, or not the caller's (NOT_FOUND)"),
+};
+const orgId = z.object({ org_id: z.string() });
+const jsonRequest = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
+
+const orgRoutes: RouteConfig[] = [
+  {
+    method: 'post',
+    path: '/orgs',
+    tags: ['organizations'],
+    summary: 'Create an organization (staff)',
+    security,
+    request: { body: jsonRequest(OrgCreateRequest) },
+    responses: {
+      201: json(Org, 'Created'),
+      ...staffOnly,
+      ...policyBody,
+      ...validation,
+      ...errors,
+    },
+  },
+  {
+    method: 'get',
+    path: '/orgs',
+    tags: ['organizations'],
+    summary: 'List every organization, oldest first (staff)',
+    security,
+    responses: { 200: json(OrgList, 'Organizations'), ...staffOnly, ...errors },
+  },
+  {
+    method: 'get',
+    path: '/orgs/{org_id}',
+    tags: ['organizations'],
+    summary: 'Get an organization (any key of it, or staff)',
+    security,
+    request: { params: orgId },
+    responses: {
+      200: json(Org, 'Organization'),
+      404: json(ErrorBody, "No such organization, or not the caller's (NOT_FOUND)"),
+      ...errors,
+    },
+  },
+  {
+    method: 'put',
+    path: '/orgs/{org_id}/default-policy',
+    tags: ['organizations'],
+    summary:
+      'Set or clear (null) the policy monitor applies when a call names none (admin of the org, or staff)',
+    security,
+    request: { params: orgId, body: jsonRequest(OrgDefaultPolicyRequest) },
+    responses: {
+      200: json(Org, 'The organization'),
+      ...orgAdmin,
+      404: json(
+        ErrorBody,
+        "No such organization, not the caller's, or a policy the organization cannot read (NOT_FOUND)",
+      ),
+      ...policyBody,
+      ...validation,
+      ...errors,
+    },
+  },
+  {
+    method: 'post',
+    path: '/orgs/{org_id}/keys',
+    tags: ['organizations'],
+    summary: 'Create an API key, shown once in the answer (admin of the org, or staff)',
+    security,
+    request: { params: orgId, body: jsonRequest(ApiKeyCreateRequest) },
+    responses: {
+      201: json(ApiKeyCreated, 'Created: the key is in this answer only'),
+      ...orgAdmin,
+      403: json(
+        ErrorBody,
+        'A member key of the organization (ADMIN_REQUIRED); a staff key asked for by a non-staff key (STAFF_REQUIRED)',
+      ),
+      ...policyBody,
+      ...validation,
+      ...errors,
+    },
+  },
+  {
+    method: 'get',
+    path: '/orgs/{org_id}/keys',
+    tags: ['organizations'],
+    summary: "List the organization's keys, revoked ones included (admin of the org, or staff)",
+    security,
+    request: { params: orgId },
+    responses: {
+      200: json(ApiKeyList, 'Keys, without the keys or hashes'),
+      ...orgAdmin,
+      ...errors,
+    },
+  },
+  {
+    method: 'delete',
+    path: '/orgs/{org_id}/keys/{key_id}',
+    tags: ['organizations'],
+    summary:
+      'Revoke a key; it stops working within GUARD_AUTH_CACHE_TTL_MS (admin of the org, or staff)',
+    security,
+    request: { params: z.object({ org_id: z.string(), key_id: z.string() }) },
+    responses: {
+      200: json(ApiKeyRevoked, 'Revoked'),
+      ...orgAdmin,
+      404: json(ErrorBody, "No such organization or key, or not the caller's (NOT_FOUND)"),
+      ...errors,
+    },
+  },
+];
+orgRoutes.forEach(describeRoute);
 
 describeRoute({
   method: 'post',

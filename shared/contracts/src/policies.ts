@@ -1,16 +1,16 @@
 import { z } from 'zod';
-import { POLICY_MODES, RULE_MODES } from '@guard/domain';
+import { PolicyMode, RuleMode } from '@guard/domain';
 import { ScannersConfigSchema } from '@guard/scoring';
 import { IsoTimestamp, Threshold } from './common.js';
 
 const RuleName = z.string().min(1).max(255);
-export const RuleMode = z.enum(RULE_MODES as [string, ...string[]]).meta({ id: 'RuleMode' });
+export { RuleMode };
 const Rules = z
   .record(RuleName, z.string().max(10_000))
   .refine((r) => Object.keys(r).length <= 500, {
     message: 'a policy holds at most 500 rules',
   });
-const RuleModes = z.record(RuleName, z.enum(['block', 'observe', 'disabled']));
+const RuleModes = z.record(RuleName, RuleMode);
 /** Largest `scanners_config` accepted, as JSON text: room for thousands of keywords and regexes. */
 export const MAX_SCANNERS_CONFIG_BYTES = 64 * 1024;
 
@@ -54,7 +54,7 @@ const policyFields = {
     description: 'Alias of `categories` (responses call them `rules`); send one of the two.',
   }),
   rule_modes: RuleModes.optional(),
-  mode: z.enum(POLICY_MODES).optional(),
+  mode: PolicyMode.optional(),
   pre_violation_threshold: Threshold.optional(),
   pre_jb_threshold: Threshold.optional(),
   post_violation_threshold: Threshold.optional(),

@@ -1,3 +1,4 @@
+export * from './scoring/score-contract.js';
 export * from './types.js';
 export * from './ports.js';
 export * from './json-diff.js';

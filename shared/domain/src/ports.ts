@@ -19,35 +19,82 @@ export interface ApiKeyStore {
   listByOrg(orgId: string): Promise<ApiKeyRecord[]>;
   /** Marks the key revoked; returns false when no such key exists. */
   revoke(id: string, at: string): Promise<boolean>;
-  count(): Promise<number>;
+  /**
+   * Whether any key was ever created, revoked ones included (first-start bootstrap). An existence
+   * check, not a count: a store answers it from the first row it finds.
+   */
+  hasAnyKey(): Promise<boolean>;
 }
 
-export interface PageRequest {
-  limit: number | null;
-  offset: number;
+/**
+ * A policy as stored, with where it stands in its history. `revision` is 0 when the policy is
+ * inserted and one more with every replace or delete (so it is also the number of versions
+ * after the first); a write names the revision it was computed from and is refused if another
+ * write landed in between.
+ */
+export interface StoredPolicy {
+  policy: Policy;
+  deleted: boolean;
+  revision: number;
+}
+
+/**
+ * The outcome of a compare-and-set write. `conflict`: the policy is not live at the expected
+ * revision (another write landed first, it was deleted, or there is no such policy in the org);
+ * nothing was written. The caller re-reads to learn which.
+ */
+export type PolicyWriteResult = { ok: true; revision: number } | { ok: false; reason: 'conflict' };
+
+export interface PolicyListRequest {
+  limit: number;
+  /** Where the previous page ended (its `nextCursor`); absent or null for the first page. */
+  cursor?: string | null | undefined;
 }
 
 export interface PolicyPage {
   items: Policy[];
-  total: number;
+  /**
+   * Opaque position after the last item, or null when no live policy follows it. A position,
+   * not a reference to a row: it stays valid when that policy is later updated or deleted.
+   */
+  nextCursor: string | null;
 }
 
+/**
+ * Shaped so that a wide-column store can implement it without scans or SQL OFFSET: writes are
+ * compare-and-set on one policy's revision, lists page by cursor, and the only aggregate is a
+ * per-org count.
+ */
 export interface PolicyStore {
-  /** Inserts the policy and its first version atomically. */
+  /** Inserts the policy at revision 0 and its first version atomically; refuses a known id. */
   insert(policy: Policy, version: PolicyVersion): Promise<void>;
-  /** Replaces the stored policy and appends a version atomically. */
-  replace(policy: Policy, version: PolicyVersion): Promise<void>;
-  /** Hides the policy from reads; its versions stay readable. */
-  markDeleted(orgId: string, policyId: string, version: PolicyVersion): Promise<void>;
-  /** A live (not deleted) policy of the org. */
-  get(orgId: string, policyId: string): Promise<Policy | null>;
-  /** The last stored state of a policy, deleted or not, with its deletion flag. */
-  getLastState(
+  /**
+   * If the policy is live at `expectedRevision`: replaces it and appends the version atomically,
+   * at the next revision. Otherwise writes nothing and answers a conflict.
+   */
+  replace(
+    policy: Policy,
+    version: PolicyVersion,
+    expectedRevision: number,
+  ): Promise<PolicyWriteResult>;
+  /**
+   * As `replace`, but hides the policy from reads instead; its last state and versions stay
+   * readable.
+   */
+  markDeleted(
     orgId: string,
     policyId: string,
-  ): Promise<{ policy: Policy; deleted: boolean } | null>;
+    version: PolicyVersion,
+    expectedRevision: number,
+  ): Promise<PolicyWriteResult>;
+  /** A live (not deleted) policy of the org. */
+  get(orgId: string, policyId: string): Promise<Policy | null>;
+  /** The last stored state of a policy, deleted or not, with its revision. */
+  getLastState(orgId: string, policyId: string): Promise<StoredPolicy | null>;
   /** Live policies of the org, most recently updated first (ties: higher id first). */
-  list(orgId: string, page: PageRequest): Promise<PolicyPage>;
+  list(orgId: string, request: PolicyListRequest): Promise<PolicyPage>;
+  /** How many live policies the org has. */
+  count(orgId: string): Promise<number>;
   /** Versions newest first. */
   listVersions(orgId: string, policyId: string): Promise<PolicyVersion[]>;
 }

@@ -2,16 +2,9 @@
 
 export type OrgKind = 'standard' | 'red_team';
 export type Role = 'admin' | 'member';
-export type RuleMode = 'block' | 'observe' | 'disabled';
+import type { RuleMode } from './scoring/score-contract.js';
 
-export const RULE_MODES: readonly RuleMode[] = ['block', 'observe', 'disabled'];
-export const POLICY_MODES = [
-  'content_moderation',
-  'prompt_injection',
-  'pii_protection',
-  'coding_agent',
-] as const;
-export type PolicyMode = (typeof POLICY_MODES)[number];
+export { RULE_MODES, POLICY_MODES, type RuleMode, type PolicyMode } from './scoring/score-contract.js';
 
 export const DEFAULT_BLOCK_MESSAGE = "Sorry, I can't help with that.";
 export const DEFAULT_THRESHOLDS = {

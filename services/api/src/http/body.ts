@@ -155,3 +155,21 @@ export function objectBody(req: Request): Record<string, unknown> {
 export function parseBody<S extends z.ZodType>(schema: S, req: Request): z.infer<S> {
   return parseOrThrow(schema, objectBody(req), ['body']);
 }
+
+/**
+ * Runs a verb whose validation problems name fields relative to what it was given
+ * (`rule_modes.x`), and places them in the request (`body.policy.rule_modes.x`).
+ */
+export async function underLoc<T>(prefix: (string | number)[], verb: () => Promise<T>): Promise<T> {
+  try {
+    return await verb();
+  } catch (err) {
+    if (err instanceof ValidationError) {
+      throw new ValidationError(
+        err.issues.map((i) => ({ ...i, loc: [...prefix, ...i.loc] })),
+        err.message,
+      );
+    }
+    throw err;
+  }
+}

@@ -10,7 +10,6 @@ import {
   listAllPolicies,
   listPolicies,
   listPolicyVersions,
-  requireAdmin,
   toExportItem,
   updatePolicy,
   EXPORT_VERSION,
@@ -27,7 +26,7 @@ import {
   PolicyUpdateRequest,
 } from '@guard/contracts';
 import { requirePrincipal } from '../http/context.js';
-import { parseBody } from '../http/body.js';
+import { parseBody, underLoc } from '../http/body.js';
 
 /** The response form of a policy: storage details such as the owning org stay inside. */
 export function policyResponse(p: Policy) {
@@ -57,24 +56,22 @@ export function policiesRouter(deps: PolicyDeps): Router {
   });
 
   r.post('/', async (req, res) => {
-    const principal = requirePrincipal(req);
-    requireAdmin(principal);
     const body = parseBody(PolicyCreateRequest, req);
-    res.status(201).json(policyResponse(await createPolicy(deps, principal, body)));
+    const created = await underLoc(['body'], () => createPolicy(deps, requirePrincipal(req), body));
+    res.status(201).json(policyResponse(created));
   });
 
   r.post('/import', async (req, res) => {
-    const principal = requirePrincipal(req);
-    requireAdmin(principal);
     const body = parseBody(PolicyImportRequest, req);
-    res.json(policyResponse(await importPolicy(deps, principal, body.policy)));
+    const imported = await underLoc(['body', 'policy'], () =>
+      importPolicy(deps, requirePrincipal(req), body.policy),
+    );
+    res.json(policyResponse(imported));
   });
 
   r.post('/bulk-import', async (req, res) => {
-    const principal = requirePrincipal(req);
-    requireAdmin(principal);
     const body = parseBody(BulkImportRequest, req);
-    const items: BulkItem[] = body.policies.map((raw, index) => {
+    const items: BulkItem[] = body.policies.map((raw) => {
       const parsed = PolicyImportItem.safeParse(raw);
       if (parsed.success) return { ok: true, input: parsed.data };
       const name =
@@ -83,12 +80,13 @@ export function policiesRouter(deps: PolicyDeps): Router {
         typeof (raw as { name?: unknown }).name === 'string'
           ? (raw as { name: string }).name
           : null;
-      const error = zodIssues(parsed.error, ['body', 'policies', index])
+      // Each result is its item's: problems name fields within the item.
+      const error = zodIssues(parsed.error)
         .map((i) => `${i.loc.join('.')}: ${i.msg}`)
         .join('; ');
       return { ok: false, name, error };
     });
-    res.json(await bulkImportPolicies(deps, principal, items));
+    res.json(await bulkImportPolicies(deps, requirePrincipal(req), items));
   });
 
   r.get('/:policy_id', async (req, res) => {
@@ -114,10 +112,11 @@ export function policiesRouter(deps: PolicyDeps): Router {
   });
 
   r.put('/:policy_id', async (req, res) => {
-    const principal = requirePrincipal(req);
-    requireAdmin(principal);
     const body = parseBody(PolicyUpdateRequest, req);
-    res.json(policyResponse(await updatePolicy(deps, principal, param(req, 'policy_id'), body)));
+    const updated = await underLoc(['body'], () =>
+      updatePolicy(deps, requirePrincipal(req), param(req, 'policy_id'), body),
+    );
+    res.json(policyResponse(updated));
   });
 
   r.delete('/:policy_id', async (req, res) => {

@@ -5,7 +5,8 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   private readonly idByHash = new Map<string, string>();
 
   async create(key: ApiKeyRecord): Promise<void> {
-    if (this.byId.has(key.id) || this.idByHash.has(key.key_hash)) throw new Error('duplicate api key');
+    if (this.byId.has(key.id) || this.idByHash.has(key.key_hash))
+      throw new Error('duplicate api key');
     this.byId.set(key.id, clone(key));
     this.idByHash.set(key.key_hash, key.id);
   }
@@ -21,7 +22,10 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   }
 
   async listByOrg(orgId: string): Promise<ApiKeyRecord[]> {
-    return [...this.byId.values()].filter((k) => k.org_id === orgId).sort((a, b) => a.id.localeCompare(b.id)).map(clone);
+    return [...this.byId.values()]
+      .filter((k) => k.org_id === orgId)
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .map(clone);
   }
 
   async revoke(id: string, at: string): Promise<boolean> {
@@ -31,7 +35,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     return true;
   }
 
-  async count(): Promise<number> {
-    return this.byId.size;
+  async hasAnyKey(): Promise<boolean> {
+    return this.byId.size > 0;
   }
 }

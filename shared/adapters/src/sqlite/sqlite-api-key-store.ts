@@ -14,7 +14,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   private readonly byIdStmt;
   private readonly byOrgStmt;
   private readonly revokeStmt;
-  private readonly countStmt;
+  private readonly anyStmt;
 
   constructor(db: SqliteDb) {
     this.insertStmt = db.prepare(
@@ -23,9 +23,13 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     );
     this.byHashStmt = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE key_hash = ?');
     this.byIdStmt = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
-    this.byOrgStmt = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE org_id = ? ORDER BY id');
-    this.revokeStmt = db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?');
-    this.countStmt = db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM api_keys');
+    this.byOrgStmt = db.prepare<[string], KeyRow>(
+      'SELECT * FROM api_keys WHERE org_id = ? ORDER BY id',
+    );
+    this.revokeStmt = db.prepare(
+      'UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?',
+    );
+    this.anyStmt = db.prepare<[], { one: number }>('SELECT 1 AS one FROM api_keys LIMIT 1');
   }
 
   async create(key: ApiKeyRecord): Promise<void> {
@@ -50,7 +54,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
     return this.revokeStmt.run(at, id).changes > 0;
   }
 
-  async count(): Promise<number> {
-    return this.countStmt.get()?.n ?? 0;
+  async hasAnyKey(): Promise<boolean> {
+    return this.anyStmt.get() !== undefined;
   }
 }

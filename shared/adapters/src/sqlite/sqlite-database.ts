@@ -6,9 +6,10 @@ export type SqliteDb = Database.Database;
 
 /**
  * Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Append only:
- * a shipped migration is never edited.
+ * a shipped migration is never edited. Exported so that tests can build a database as an earlier
+ * release left it.
  */
-const MIGRATIONS: string[] = [
+export const SQLITE_MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE orgs (
     id TEXT PRIMARY KEY,
@@ -58,6 +59,15 @@ const MIGRATIONS: string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX activities_alarm ON activities(org_id, alarm, id);
   `,
+  // Compare-and-set writes of policies. A policy's revision is the number of versions after its
+  // first, so existing rows start where their history stands.
+  `
+  ALTER TABLE policies ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+  UPDATE policies SET revision = MAX(0, (
+    SELECT COUNT(*) - 1 FROM policy_versions v
+    WHERE v.org_id = policies.org_id AND v.policy_id = policies.id
+  ));
+  `,
 ];
 
 /** Open (creating if needed) the embedded database. `:memory:` gives a throwaway one. */
@@ -74,9 +84,9 @@ export function openSqlite(file: string): SqliteDb {
 
 function migrate(db: SqliteDb): void {
   const current = db.pragma('user_version', { simple: true }) as number;
-  for (let i = current; i < MIGRATIONS.length; i++) {
+  for (let i = current; i < SQLITE_MIGRATIONS.length; i++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[i]!);
+      db.exec(SQLITE_MIGRATIONS[i]!);
       db.pragma(`user_version = ${i + 1}`);
     })();
   }

@@ -1,5 +1,18 @@
-import { activityStoreContract, apiKeyStoreContract, orgStoreContract, policyStoreContract } from '@guard/testing';
-import { openSqlite } from './sqlite-database.js';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { Policy, VersionOperation } from '@guard/domain';
+import {
+  activityStoreContract,
+  aPolicy,
+  apiKeyStoreContract,
+  aVersion,
+  orgStoreContract,
+  policyStoreContract,
+} from '@guard/testing';
+import { openSqlite, SQLITE_MIGRATIONS } from './sqlite-database.js';
 import { SqliteApiKeyStore } from './sqlite-api-key-store.js';
 import { SqliteOrgStore } from './sqlite-org-store.js';
 import { SqlitePolicyStore } from './sqlite-policy-store.js';
@@ -12,3 +25,62 @@ apiKeyStoreContract('sqlite', () => {
 });
 policyStoreContract('sqlite', () => new SqlitePolicyStore(openSqlite(':memory:')));
 activityStoreContract('sqlite', () => new SqliteActivityStore(openSqlite(':memory:')));
+
+describe('SQLite schema migration', () => {
+  it('gives policies of a database from before compare-and-set the revision their history is at', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-migrate-'));
+    const file = path.join(dir, 'guard.db');
+    try {
+      // The database as the release before revisions left it: two migrations, rows without one.
+      const old = new Database(file);
+      for (const m of SQLITE_MIGRATIONS.slice(0, 2)) old.exec(m);
+      old.pragma('user_version = 2');
+      const edited = aPolicy('org-a', { name: 'edited twice' });
+      const deleted = aPolicy('org-a', { name: 'deleted' });
+      const fresh = aPolicy('org-a', { name: 'fresh' });
+      const history: [Policy, VersionOperation[], number][] = [
+        [edited, ['create', 'update', 'update'], 0],
+        [deleted, ['create', 'delete'], 1],
+        [fresh, ['create'], 0],
+      ];
+      for (const [p, ops, isDeleted] of history) {
+        old
+          .prepare(
+            'INSERT INTO policies (id, org_id, doc, updated_at, deleted) VALUES (?, ?, ?, ?, ?)',
+          )
+          .run(p.id, p.org_id, JSON.stringify(p), p.updated_at, isDeleted);
+        for (const operation of ops) {
+          const v = aVersion(p, { operation });
+          old
+            .prepare('INSERT INTO policy_versions (id, policy_id, org_id, doc) VALUES (?, ?, ?, ?)')
+            .run(v.id, v.policy_id, v.org_id, JSON.stringify(v));
+        }
+      }
+      old.close();
+
+      const db = openSqlite(file);
+      expect(db.pragma('user_version', { simple: true })).toBe(SQLITE_MIGRATIONS.length);
+      const store = new SqlitePolicyStore(db);
+      expect((await store.getLastState('org-a', edited.id))?.revision).toBe(2);
+      expect(await store.getLastState('org-a', deleted.id)).toMatchObject({
+        deleted: true,
+        revision: 1,
+      });
+      expect((await store.getLastState('org-a', fresh.id))?.revision).toBe(0);
+      const next = { ...edited, name: 'edited three times' };
+      const v = aVersion(next, { operation: 'update' });
+      expect(await store.replace(next, v, 1)).toEqual({ ok: false, reason: 'conflict' });
+      expect(await store.replace(next, v, 2)).toEqual({ ok: true, revision: 3 });
+      expect(await store.count('org-a')).toBe(2);
+      expect((await store.listVersions('org-a', edited.id)).map((x) => x.operation)).toEqual([
+        'update',
+        'update',
+        'update',
+        'create',
+      ]);
+      db.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -108,19 +108,22 @@ export async function authenticate(
 }
 
 /**
- * First start with an empty key store: create a default org and an admin key. Returns the key
- * (to print once) or null when keys already exist.
+ * First start with an empty key store: create a default org and an admin key. The key is also
+ * staff (it is the operator's), so that orgs and keys can be made over HTTP from it, as a
+ * distributed deployment with no data directory for the CLI must. Returns the key (to print
+ * once) or null when keys already exist.
  */
 export async function bootstrapIfEmpty(
   deps: AuthDeps,
   presetKey: string | undefined,
 ): Promise<{ org: Org; key: string; generated: boolean } | null> {
-  if ((await deps.keys.count()) > 0) return null;
+  if (await deps.keys.hasAnyKey()) return null;
   const org = await createOrg(deps, 'default', 'standard');
   const { key } = await createApiKey(deps, {
     orgId: org.id,
     userId: 'admin',
     role: 'admin',
+    staff: true,
     name: 'bootstrap admin key',
     ...(presetKey ? { presetKey } : {}),
   });

@@ -1,4 +1,4 @@
-import type { MessageRole, ScoreMessage, ScoreToolDef } from '@guard/scoring';
+import type { MessageRole, ScoreMessage, ScoreToolDef } from '../scoring/score-contract.js';
 
 /** A non-text part that the text scorer does not look at; reported back as `ignored_inputs`. */
 export interface IgnoredInput {

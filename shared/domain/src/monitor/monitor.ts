@@ -1,11 +1,11 @@
 import {
   errorScoreResult,
   type ReasoningMode,
-  type ScoreEngine,
+  type ScoreClient,
   type ScoreMessage,
   type ScoreRequest,
   type ScoreResult,
-} from '@guard/scoring';
+} from '../scoring/score-contract.js';
 import type { ActivitySink, OrgStore, PolicyStore } from '../ports.js';
 import type { Activity, Principal } from '../types.js';
 import {
@@ -21,7 +21,7 @@ import { resolvePolicies, type EffectivePolicy } from './resolve-policies.js';
 export interface MonitorDeps {
   policies: PolicyStore;
   orgs: OrgStore;
-  engine: ScoreEngine;
+  engine: ScoreClient;
   activity: ActivitySink;
   newId: () => string;
   now: () => Date;
@@ -82,7 +82,7 @@ export function analysisOf(r: ScoreResult): MonitorAnalysis {
 
 /** Score with the engine; a failure becomes an `error: true` result under the fail mode. */
 export async function scoreSafely(
-  engine: ScoreEngine,
+  engine: ScoreClient,
   request: ScoreRequest,
   failMode: 'open' | 'closed',
 ): Promise<ScoreResult> {

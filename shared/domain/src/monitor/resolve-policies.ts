@@ -1,5 +1,5 @@
 import { notFound } from '@guard/platform';
-import type { ScoreRule, ScoreThresholds } from '@guard/scoring';
+import type { ScoreRule, ScoreThresholds } from '../scoring/score-contract.js';
 import { findPreset, PRESET_POLICIES } from '../presets.js';
 import type { OrgStore, PolicyStore } from '../ports.js';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorScoreResult, type ScoreEngine, type ScoreRequest } from '@guard/scoring';
+import { errorScoreResult, type ScoreClient, type ScoreRequest } from '../scoring/score-contract.js';
 import { scoreSafely } from './monitor.js';
 
 const request: ScoreRequest = {
@@ -15,12 +15,12 @@ const request: ScoreRequest = {
   scanners_config: {},
   reasoning_mode: 'off',
 };
-const throwing: ScoreEngine = {
+const throwing: ScoreClient = {
   score: async () => {
     throw new Error('scorer down');
   },
 };
-const reportingError: ScoreEngine = {
+const reportingError: ScoreClient = {
   score: async (r) => errorScoreResult(r, new Error('detector crashed')),
 };
 

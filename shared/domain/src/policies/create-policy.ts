@@ -8,10 +8,9 @@ export async function createPolicy(
   principal: Principal,
   input: PolicyInput,
   operation: VersionOperation = 'create',
-  loc: (string | number)[] = ['body'],
 ): Promise<Policy> {
   requireAdmin(principal);
-  const content = contentFromInput(input, loc);
+  const content = contentFromInput(input);
   const now = deps.now().toISOString();
   const policy: Policy = {
     ...content,

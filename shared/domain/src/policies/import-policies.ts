@@ -10,7 +10,7 @@ export async function importPolicy(
   principal: Principal,
   input: PolicyInput,
 ): Promise<Policy> {
-  return createPolicy(deps, principal, input, 'import', ['body', 'policy']);
+  return createPolicy(deps, principal, input, 'import');
 }
 
 export interface BulkImportResult {
@@ -31,17 +31,13 @@ export async function bulkImportPolicies(
 ): Promise<BulkImportResult> {
   requireAdmin(principal);
   const results: BulkImportResult['results'] = [];
-  for (const [index, item] of items.entries()) {
+  for (const item of items) {
     if (!item.ok) {
       results.push({ name: item.name, success: false, id: null, error: item.error });
       continue;
     }
     try {
-      const p = await createPolicy(deps, principal, item.input, 'bulk_import', [
-        'body',
-        'policies',
-        index,
-      ]);
+      const p = await createPolicy(deps, principal, item.input, 'bulk_import');
       results.push({ name: p.name, success: true, id: p.id, error: null });
     } catch (err) {
       // Whatever went wrong with this item, the others (and the ids already created) still come

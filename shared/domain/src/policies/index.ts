@@ -7,3 +7,4 @@ export * from './update-policy.js';
 export * from './delete-policy.js';
 export * from './import-policies.js';
 export * from './policy-versions.js';
+export * from './write-with-retry.js';

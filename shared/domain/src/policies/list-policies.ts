@@ -10,9 +10,16 @@ export interface PolicyList {
   has_more: boolean;
 }
 
+/** How many policies one store read asks for. */
+const STORE_PAGE = 100;
+
 /**
  * Org policies, most recently updated first, then the presets (which are never updated, so they
  * always sort last). Pages are cut across both.
+ *
+ * The endpoint pages by offset; the store pages by cursor (wide-column stores have no OFFSET),
+ * so an offset is reached by reading the policies before it. Orgs hold few policies, and the
+ * total comes from the store's per-org count, not from reading them all.
  */
 export async function listPolicies(
   deps: PolicyDeps,
@@ -20,15 +27,16 @@ export async function listPolicies(
   limit: number | null,
   offset: number,
 ): Promise<PolicyList> {
-  const page = await deps.policies.list(principal.org_id, { limit, offset });
-  const total = page.total + PRESET_POLICIES.length;
-  const items = [...page.items];
-  const room = limit === null ? Infinity : limit - items.length;
+  const orgTotal = await deps.policies.count(principal.org_id);
+  const total = orgTotal + PRESET_POLICIES.length;
+  const end = limit === null ? total : Math.min(total, offset + limit);
+  const orgEnd = Math.min(end, orgTotal);
+  const items =
+    offset < orgEnd ? (await firstLive(deps, principal.org_id, orgEnd)).slice(offset) : [];
+  const room = end - offset - items.length;
   if (room > 0) {
-    const presetStart = Math.max(0, offset - page.total);
-    items.push(
-      ...PRESET_POLICIES.slice(presetStart, presetStart + Math.min(room, PRESET_POLICIES.length)),
-    );
+    const presetStart = Math.max(0, offset - orgTotal);
+    items.push(...PRESET_POLICIES.slice(presetStart, presetStart + room));
   }
   return {
     policies: items,
@@ -37,6 +45,22 @@ export async function listPolicies(
     offset,
     has_more: limit !== null && offset + items.length < total,
   };
+}
+
+/** The first `n` live policies of the org in list order, read page by page. */
+async function firstLive(deps: PolicyDeps, orgId: string, n: number): Promise<Policy[]> {
+  const out: Policy[] = [];
+  let cursor: string | null = null;
+  while (out.length < n) {
+    const page = await deps.policies.list(orgId, {
+      limit: Math.min(STORE_PAGE, n - out.length),
+      cursor,
+    });
+    out.push(...page.items);
+    if (page.nextCursor === null) break;
+    cursor = page.nextCursor;
+  }
+  return out;
 }
 
 /** Every policy the org can see, for export. */

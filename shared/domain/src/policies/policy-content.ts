@@ -26,10 +26,8 @@ export interface PolicyInput {
 
 export type PolicyPatch = Partial<PolicyInput>;
 
-export function contentFromInput(
-  input: PolicyInput,
-  loc: (string | number)[] = ['body'],
-): PolicyContent {
+/** Validation problems name fields relative to the policy (`rule_modes.x`); transports place them. */
+export function contentFromInput(input: PolicyInput): PolicyContent {
   const content: PolicyContent = {
     name: input.name,
     description: input.description ?? '',
@@ -46,7 +44,7 @@ export function contentFromInput(
     scanners_config: { ...(input.scanners_config ?? {}) },
     block_message: input.block_message ?? DEFAULT_BLOCK_MESSAGE,
   };
-  checkRuleModes(content, loc);
+  checkRuleModes(content);
   return content;
 }
 
@@ -75,16 +73,16 @@ export function applyPatch(current: PolicyContent, patch: PolicyPatch): PolicyCo
     }
   }
   if (patch.rule_modes !== undefined) next.rule_modes = { ...patch.rule_modes };
-  checkRuleModes(next, ['body']);
+  checkRuleModes(next);
   return next;
 }
 
-function checkRuleModes(content: PolicyContent, loc: (string | number)[]): void {
+function checkRuleModes(content: PolicyContent): void {
   const issues: ValidationIssue[] = [];
   for (const name of Object.keys(content.rule_modes)) {
     if (!Object.hasOwn(content.rules, name)) {
       issues.push({
-        loc: [...loc, 'rule_modes', name],
+        loc: ['rule_modes', name],
         msg: `rule_modes names "${name}", which is not a rule of this policy`,
         type: 'value_error',
       });

@@ -4,11 +4,17 @@ import type { Policy, Principal } from '../types.js';
 import { diffJson } from '../json-diff.js';
 import { requireAdmin, type PolicyDeps } from './deps.js';
 import { applyPatch, contentOf, type PolicyPatch } from './policy-content.js';
+import { writeWithRetry } from './write-with-retry.js';
 
 export function presetReadOnly(): AppError {
   return new AppError('PRESET_POLICY_READ_ONLY', 'Preset policies cannot be modified or deleted');
 }
 
+/**
+ * Applies the patch to the policy as last stored. The write is compare-and-set on the revision
+ * read: when another write lands in between, the patch is applied again to the new state, so the
+ * stored diff is always against the version before it and no concurrent update is lost.
+ */
 export async function updatePolicy(
   deps: PolicyDeps,
   principal: Principal,
@@ -17,22 +23,28 @@ export async function updatePolicy(
 ): Promise<Policy> {
   requireAdmin(principal);
   if (findPreset(policyId)) throw presetReadOnly();
-  const current = await deps.policies.get(principal.org_id, policyId);
-  if (!current) throw notFound('Policy');
-  const before = contentOf(current);
-  const after = applyPatch(before, patch);
-  const diff = diffJson(before, after);
-  // A no-op update still counts as an update: the caller asked for it and sees a fresh updated_at.
-  const now = deps.now().toISOString();
-  const next: Policy = { ...current, ...after, updated_at: now };
-  await deps.policies.replace(next, {
-    id: deps.newId(),
-    policy_id: policyId,
-    org_id: principal.org_id,
-    operation: 'update',
-    timestamp: now,
-    user_id: principal.user_id,
-    diff,
+  return writeWithRetry(async () => {
+    const state = await deps.policies.getLastState(principal.org_id, policyId);
+    if (!state || state.deleted) throw notFound('Policy');
+    const current = state.policy;
+    const before = contentOf(current);
+    const after = applyPatch(before, patch);
+    // A no-op update still counts as an update: the caller asked for it and sees a fresh updated_at.
+    const now = deps.now().toISOString();
+    const next: Policy = { ...current, ...after, updated_at: now };
+    const write = await deps.policies.replace(
+      next,
+      {
+        id: deps.newId(),
+        policy_id: policyId,
+        org_id: principal.org_id,
+        operation: 'update',
+        timestamp: now,
+        user_id: principal.user_id,
+        diff: diffJson(before, after),
+      },
+      state.revision,
+    );
+    return { write, value: next };
   });
-  return next;
 }

@@ -1,3 +1,5 @@
+import { POLICY_MODES } from '@guard/domain';
+
 /**
  * What the policy `mode` changes. Deliberately modest: modes tune defaults, they never change
  * the threshold semantics of decisions.md.
@@ -15,7 +17,8 @@
  * Unknown modes (the API rejects them with 422; the engine may still see one from old data) behave
  * as content_moderation and say so in `reasoning`.
  */
-export const ENGINE_MODES = ['content_moderation', 'prompt_injection', 'pii_protection', 'coding_agent'] as const;
+/** The policy modes, as the domain defines them. */
+export const ENGINE_MODES = POLICY_MODES;
 export type EngineMode = (typeof ENGINE_MODES)[number];
 
 export interface ModeProfile {
