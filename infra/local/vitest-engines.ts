@@ -32,7 +32,9 @@ function runScript(args: string[]): Promise<string> {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`engines.sh ${args.join(' ')} exited with ${code}`)),
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`engines.sh ${args.join(' ')} exited with ${code}`)),
     );
   });
 }
@@ -53,7 +55,9 @@ function required(env: Map<string, string>, name: string): string {
 }
 
 function hostPort(endpoint: string, defaultPort: number): { host: string; port: number } {
-  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint) ? new URL(endpoint) : new URL(`tcp://${endpoint}`);
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(endpoint)
+    ? new URL(endpoint)
+    : new URL(`tcp://${endpoint}`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return { host, port: url.port ? Number(url.port) : defaultPort };
 }
@@ -84,7 +88,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await runScript(['release', holder]);
   };
   try {
-    const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+    const list = (value: string) =>
+      value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     const endpoints: EngineEndpoints = {
       redisUrl: required(env, 'REDIS_URL'),
       kafkaBrokers: list(required(env, 'KAFKA_BROKERS')),

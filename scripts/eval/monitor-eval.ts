@@ -15,7 +15,13 @@ import { parseArgs } from 'node:util';
 import { PRESET_POLICIES } from '@guard/domain';
 import { createDefaultEngine, type ScoreMessage } from '@guard/scoring';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { policy: { type: 'string', default: 'Basic Content Safety' }, limit: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    policy: { type: 'string', default: 'Basic Content Safety' },
+    limit: { type: 'string' },
+  },
+});
 const file = positionals[0];
 if (!file) {
   console.error('usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N]');
@@ -23,14 +29,31 @@ if (!file) {
 }
 const policy = PRESET_POLICIES.find((p) => p.name === values.policy);
 if (!policy) throw new Error(`no preset named ${values.policy}`);
-const rules = Object.entries(policy.rules).map(([name, description]) => ({ name, description, mode: 'block' as const }));
+const rules = Object.entries(policy.rules).map(([name, description]) => ({
+  name,
+  description,
+  mode: 'block' as const,
+}));
 const engine = createDefaultEngine();
 const limit = values.limit ? Number(values.limit) : Infinity;
 
-interface Row { text: string; label: string; role?: string; source?: string }
+interface Row {
+  text: string;
+  label: string;
+  role?: string;
+  source?: string;
+}
 const messagesFor = (r: Row): ScoreMessage[] => {
-  if (r.role === 'response') return [{ role: 'user', content: 'Please answer.' }, { role: 'assistant', content: r.text }];
-  if (r.role === 'document') return [{ role: 'user', content: 'Summarise this document.' }, { role: 'tool', content: r.text, tool_call_id: 'doc' }];
+  if (r.role === 'response')
+    return [
+      { role: 'user', content: 'Please answer.' },
+      { role: 'assistant', content: r.text },
+    ];
+  if (r.role === 'document')
+    return [
+      { role: 'user', content: 'Summarise this document.' },
+      { role: 'tool', content: r.text, tool_call_id: 'doc' },
+    ];
   return [{ role: 'user', content: r.text }];
 };
 
@@ -51,7 +74,14 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   const row = JSON.parse(line) as Row;
   seen++;
   const t0 = performance.now();
-  const r = engine.scoreSync({ messages: messagesFor(row), rules, thresholds: policy, mode: policy.mode, scanners_config: policy.scanners_config, reasoning_mode: 'off' });
+  const r = engine.scoreSync({
+    messages: messagesFor(row),
+    rules,
+    thresholds: policy,
+    mode: policy.mode,
+    scanners_config: policy.scanners_config,
+    reasoning_mode: 'off',
+  });
   const ms = performance.now() - t0;
   const flagged = r.violation > 0 || r.ipi;
   add(byLabel, row.label, flagged, ms);
@@ -61,6 +91,10 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
 console.log(`policy: ${policy.name}; ${seen} rows; "flagged" = violation > 0 or ipi`);
 console.log('\nby label (benign: over-blocking; others: recall)');
-for (const [k, t] of [...byLabel].sort()) console.log(`  ${k.padEnd(10)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  mean ${(t.ms / t.n).toFixed(3)} ms`);
+for (const [k, t] of [...byLabel].sort())
+  console.log(
+    `  ${k.padEnd(10)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  mean ${(t.ms / t.n).toFixed(3)} ms`,
+  );
 console.log('\nby source');
-for (const [k, t] of [...bySource].sort()) console.log(`  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}`);
+for (const [k, t] of [...bySource].sort())
+  console.log(`  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}`);

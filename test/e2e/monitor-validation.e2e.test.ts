@@ -1,13 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countActivities } from './support/activity-db.js';
-import { client, makeOrg, startGuard, type Client, type GuardServer } from './support/guard-server.js';
+import {
+  client,
+  makeOrg,
+  startGuard,
+  type Client,
+  type GuardServer,
+} from './support/guard-server.js';
 
 let server: GuardServer;
 let api: Client;
 let other: Client;
 
 beforeAll(async () => {
-  server = await startGuard({ env: { GUARD_MONITOR_MAX_MESSAGES: '5', GUARD_MONITOR_MAX_CHARS: '2000' } });
+  server = await startGuard({
+    env: { GUARD_MONITOR_MAX_MESSAGES: '5', GUARD_MONITOR_MAX_CHARS: '2000' },
+  });
   api = client(server.url, server.adminKey);
   other = client(server.url, makeOrg(server, 'other').adminKey);
 });
@@ -20,9 +28,21 @@ describe('POST /guard/monitor input errors', () => {
     ['neither text nor messages', {}, ['body']],
     ['an empty messages array', { messages: [] }, ['body']],
     ['text of the wrong type', { text: 42 }, ['body', 'text']],
-    ['a message with an unknown role', { messages: [{ role: 'robot', content: 'hi' }] }, ['body', 'messages', 0, 'role']],
-    ['content of the wrong type', { messages: [{ role: 'user', content: 7 }] }, ['body', 'messages', 0, 'content']],
-    ['an unknown reasoning mode', { text: 'hi', reasoning_mode: 'deep' }, ['body', 'reasoning_mode']],
+    [
+      'a message with an unknown role',
+      { messages: [{ role: 'robot', content: 'hi' }] },
+      ['body', 'messages', 0, 'role'],
+    ],
+    [
+      'content of the wrong type',
+      { messages: [{ role: 'user', content: 7 }] },
+      ['body', 'messages', 0, 'content'],
+    ],
+    [
+      'an unknown reasoning mode',
+      { text: 'hi', reasoning_mode: 'deep' },
+      ['body', 'reasoning_mode'],
+    ],
     ['policy_ids not an array', { text: 'hi', policy_ids: 'abc' }, ['body', 'policy_ids']],
     ['categories of the wrong shape', { text: 'hi', categories: 12 }, ['body', 'categories']],
   ];
@@ -53,23 +73,38 @@ describe('POST /guard/monitor input errors', () => {
     expect(long.status).toBe(422);
     expect(long.body.details[0].loc).toEqual(['body', 'text']);
     expect(long.body.message).toMatch(/2000 characters/);
-    const split = await api.post('/guard/monitor', { messages: [{ role: 'user', content: 'a'.repeat(1500) }, { role: 'user', content: [{ type: 'text', text: 'b'.repeat(600) }] }] });
+    const split = await api.post('/guard/monitor', {
+      messages: [
+        { role: 'user', content: 'a'.repeat(1500) },
+        { role: 'user', content: [{ type: 'text', text: 'b'.repeat(600) }] },
+      ],
+    });
     expect(split.status).toBe(422);
   });
 
   it('answers 401 without a valid key', async () => {
-    expect((await client(server.url, null).post('/guard/monitor', { text: 'hi' })).status).toBe(401);
-    expect((await client(server.url, 'gk_nope').post('/guard/monitor', { text: 'hi' })).status).toBe(401);
+    expect((await client(server.url, null).post('/guard/monitor', { text: 'hi' })).status).toBe(
+      401,
+    );
+    expect(
+      (await client(server.url, 'gk_nope').post('/guard/monitor', { text: 'hi' })).status,
+    ).toBe(401);
   });
 
-  it('answers 404 for an unknown policy id or another org\'s policy', async () => {
+  it("answers 404 for an unknown policy id or another org's policy", async () => {
     const mine = (await api.post('/policies', { name: 'mine', categories: { a: 'No spam' } })).body;
-    const unknown = await api.post('/guard/monitor', { text: 'hi', policy_id: 'ffffffffffffffffffffffff' });
+    const unknown = await api.post('/guard/monitor', {
+      text: 'hi',
+      policy_id: 'ffffffffffffffffffffffff',
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error_code).toBe('NOT_FOUND');
     const theirs = await other.post('/guard/monitor', { text: 'hi', policy_id: mine.id });
     expect(theirs.status).toBe(404);
-    const inList = await other.post('/guard/monitor', { text: 'hi', policy_ids: ['000000000000000000000001', mine.id] });
+    const inList = await other.post('/guard/monitor', {
+      text: 'hi',
+      policy_ids: ['000000000000000000000001', mine.id],
+    });
     expect(inList.status).toBe(404);
   });
 });

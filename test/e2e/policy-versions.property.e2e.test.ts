@@ -23,7 +23,11 @@ const threshold = fc.integer({ min: 0, max: 100 }).map((n) => n / 100);
 
 const rulesWithModes = rules.map((cats) => ({
   categories: cats,
-  rule_modes: Object.fromEntries(Object.keys(cats).slice(0, 2).map((k, i) => [k, i % 2 ? 'observe' : 'disabled'])),
+  rule_modes: Object.fromEntries(
+    Object.keys(cats)
+      .slice(0, 2)
+      .map((k, i) => [k, i % 2 ? 'observe' : 'disabled']),
+  ),
 }));
 // Rules and their modes travel together: modes naming rules the policy lacks are (rightly) a 422.
 const patch = fc
@@ -35,7 +39,11 @@ const patch = fc
         mode: fc.constantFrom('content_moderation', 'prompt_injection', 'coding_agent'),
         pre_violation_threshold: threshold,
         post_violation_jb_threshold: threshold,
-        scanners_config: fc.constantFrom({}, { pii: { enabled: true } }, { pii: { enabled: false, pii_types: ['email'] }, secrets: { enabled: true } }),
+        scanners_config: fc.constantFrom(
+          {},
+          { pii: { enabled: true } },
+          { pii: { enabled: false, pii_types: ['email'] }, secrets: { enabled: true } },
+        ),
         block_message: fc.string({ maxLength: 30 }),
       },
       { requiredKeys: [] },
@@ -44,10 +52,20 @@ const patch = fc
   )
   .map(([fields, r]) => ({ ...fields, ...(r ?? {}) }));
 
-type Step = { kind: 'create'; body: Record<string, unknown> } | { kind: 'update'; target: number; body: Record<string, unknown> };
+type Step =
+  | { kind: 'create'; body: Record<string, unknown> }
+  | { kind: 'update'; target: number; body: Record<string, unknown> };
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 1, arbitrary: patch.map((b) => ({ kind: 'create' as const, body: { name: 'created', ...b } })) },
-  { weight: 4, arbitrary: fc.tuple(fc.nat(), patch).map(([target, body]) => ({ kind: 'update' as const, target, body })) },
+  {
+    weight: 1,
+    arbitrary: patch.map((b) => ({ kind: 'create' as const, body: { name: 'created', ...b } })),
+  },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(fc.nat(), patch)
+      .map(([target, body]) => ({ kind: 'update' as const, target, body })),
+  },
 );
 
 describe('policy versions', () => {

@@ -49,7 +49,6 @@ export const InlineRules = z
   ])
   .meta({ id: 'InlineRules' });
 
-
 export const MonitorRequest = z
   .object({
     text: z.string().optional(),
@@ -103,13 +102,10 @@ export const MonitorResponse = z
     input_tokens: z.number().int(),
     output_tokens: z.number().int(),
     activity_id: z.string(),
-    policy_id: z
-      .string()
-      .nullable()
-      .meta({
-        description:
-          'The policy whose thresholds, mode and scanners applied: the first one given, else the org default, else the preset Basic Content Safety; null when only inline rules were given.',
-      }),
+    policy_id: z.string().nullable().meta({
+      description:
+        'The policy whose thresholds, mode and scanners applied: the first one given, else the org default, else the preset Basic Content Safety; null when only inline rules were given.',
+    }),
     policy_ids: z
       .array(z.string())
       .meta({ description: 'Every policy whose rules were merged, in order.' }),

@@ -4,7 +4,12 @@ export type OrgKind = 'standard' | 'red_team';
 export type Role = 'admin' | 'member';
 import type { RuleMode } from './scoring/score-contract.js';
 
-export { RULE_MODES, POLICY_MODES, type RuleMode, type PolicyMode } from './scoring/score-contract.js';
+export {
+  RULE_MODES,
+  POLICY_MODES,
+  type RuleMode,
+  type PolicyMode,
+} from './scoring/score-contract.js';
 
 export const DEFAULT_BLOCK_MESSAGE = "Sorry, I can't help with that.";
 export const DEFAULT_THRESHOLDS = {

@@ -9,7 +9,14 @@ import {
 } from '@guard/domain';
 
 export function anOrg(over: Partial<Org> = {}): Org {
-  return { id: newId(), name: 'acme', kind: 'standard', default_policy_id: null, created_at: new Date().toISOString(), ...over };
+  return {
+    id: newId(),
+    name: 'acme',
+    kind: 'standard',
+    default_policy_id: null,
+    created_at: new Date().toISOString(),
+    ...over,
+  };
 }
 
 export function aKey(orgId: string, over: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
@@ -62,7 +69,10 @@ export function aVersion(p: Policy, over: Partial<PolicyVersion> = {}): PolicyVe
   };
 }
 
-export function anActivity(orgId: string, over: Partial<import('@guard/domain').Activity> = {}): import('@guard/domain').Activity {
+export function anActivity(
+  orgId: string,
+  over: Partial<import('@guard/domain').Activity> = {},
+): import('@guard/domain').Activity {
   const created = over.created_at ? Date.parse(over.created_at) : Date.now();
   return {
     id: newId(created),

@@ -7,7 +7,8 @@ import Database from 'better-sqlite3';
 export function readActivity(dataDir: string, id: string): Record<string, any> | null {
   const db = new Database(`${dataDir}/guard.db`, { readonly: true, fileMustExist: true });
   try {
-    const row = db.prepare('SELECT doc FROM activities WHERE id = ?').get(id) as { doc: string } | undefined;
+    const row = db.prepare('SELECT doc FROM activities WHERE id = ?').get(id) as
+      { doc: string } | undefined;
     return row ? (JSON.parse(row.doc) as Record<string, any>) : null;
   } finally {
     db.close();

@@ -27,7 +27,12 @@ export async function startFakeJudge(): Promise<FakeJudge> {
       for (const m of prompt.matchAll(/"id"\s*:\s*"([^"]+)"/g)) ids.add(m[1]!);
       const verdicts = [...ids].map((id) =>
         id === '1'
-          ? { id, violated: true, score: 0.93, reasoning: 'fake judge: rule 1 is violated by this text' }
+          ? {
+              id,
+              violated: true,
+              score: 0.93,
+              reasoning: 'fake judge: rule 1 is violated by this text',
+            }
           : { id, violated: false, score: 0.02, reasoning: 'fake judge: fine' },
       );
       const content = JSON.stringify({ verdicts });

@@ -37,7 +37,9 @@ export function tempDataDir(): string {
  */
 export async function startGuard(opts: StartOptions = {}): Promise<GuardServer> {
   const dataDir = opts.dataDir ?? tempDataDir();
-  const adminKey = opts.adminKey ?? `gk_e2e_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+  const adminKey =
+    opts.adminKey ??
+    `gk_e2e_${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
   const env = {
     ...process.env,
     PORT: '0',
@@ -54,7 +56,10 @@ export async function startGuard(opts: StartOptions = {}): Promise<GuardServer> 
   const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${logs.join('\n')}`)), 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start:\n${logs.join('\n')}`)),
+      20_000,
+    );
     const onLine = (line: string) => {
       logs.push(line);
       if (line.includes('"guard listening"')) {
@@ -75,9 +80,13 @@ export async function startGuard(opts: StartOptions = {}): Promise<GuardServer> 
       child.once('exit', (code) => resolve(code));
       child.kill('SIGTERM');
     });
-  const cli = <T,>(...args: string[]): T => {
-    const r = spawnSync(process.execPath, [CLI, ...args, '--json'], { env: { ...process.env, MODE: 'embedded', GUARD_DATA_DIR: dataDir }, encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`guard ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
+  const cli = <T>(...args: string[]): T => {
+    const r = spawnSync(process.execPath, [CLI, ...args, '--json'], {
+      env: { ...process.env, MODE: 'embedded', GUARD_DATA_DIR: dataDir },
+      encoding: 'utf8',
+    });
+    if (r.status !== 0)
+      throw new Error(`guard ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   };
   return { url: `http://127.0.0.1:${port}`, dataDir, adminKey, process: child, logs, stop, cli };
@@ -90,8 +99,17 @@ export interface Res<T = unknown> {
 }
 
 /** A tiny JSON client bound to a base URL and an API key. */
-export function client(baseUrl: string, key: string | null, header: 'bearer' | 'x-api-key' | 'x-goog-api-key' = 'bearer') {
-  const call = async <T = any>(method: string, p: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<Res<T>> => {
+export function client(
+  baseUrl: string,
+  key: string | null,
+  header: 'bearer' | 'x-api-key' | 'x-goog-api-key' = 'bearer',
+) {
+  const call = async <T = any>(
+    method: string,
+    p: string,
+    body?: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<Res<T>> => {
     const headers: Record<string, string> = { ...extraHeaders };
     if (key) {
       if (header === 'bearer') headers.authorization = `Bearer ${key}`;
@@ -114,7 +132,8 @@ export function client(baseUrl: string, key: string | null, header: 'bearer' | '
   };
   return {
     get: <T = any>(p: string) => call<T>('GET', p),
-    post: <T = any>(p: string, body?: unknown, h?: Record<string, string>) => call<T>('POST', p, body, h),
+    post: <T = any>(p: string, body?: unknown, h?: Record<string, string>) =>
+      call<T>('POST', p, body, h),
     put: <T = any>(p: string, body?: unknown) => call<T>('PUT', p, body),
     del: <T = any>(p: string) => call<T>('DELETE', p),
     call,
@@ -123,9 +142,37 @@ export function client(baseUrl: string, key: string | null, header: 'bearer' | '
 export type Client = ReturnType<typeof client>;
 
 /** A second org with an admin and a member key, made through the CLI. */
-export function makeOrg(server: GuardServer, name: string, kind: 'standard' | 'red_team' = 'standard') {
+export function makeOrg(
+  server: GuardServer,
+  name: string,
+  kind: 'standard' | 'red_team' = 'standard',
+) {
   const org = server.cli<{ id: string }>('org', 'create', '--name', name, '--kind', kind);
-  const admin = server.cli<{ key: string; id: string }>('key', 'create', '--org', org.id, '--role', 'admin', '--user', `${name}-admin`);
-  const member = server.cli<{ key: string; id: string }>('key', 'create', '--org', org.id, '--role', 'member', '--user', `${name}-member`);
-  return { orgId: org.id, adminKey: admin.key, adminKeyId: admin.id, memberKey: member.key, memberKeyId: member.id };
+  const admin = server.cli<{ key: string; id: string }>(
+    'key',
+    'create',
+    '--org',
+    org.id,
+    '--role',
+    'admin',
+    '--user',
+    `${name}-admin`,
+  );
+  const member = server.cli<{ key: string; id: string }>(
+    'key',
+    'create',
+    '--org',
+    org.id,
+    '--role',
+    'member',
+    '--user',
+    `${name}-member`,
+  );
+  return {
+    orgId: org.id,
+    adminKey: admin.key,
+    adminKeyId: admin.id,
+    memberKey: member.key,
+    memberKeyId: member.id,
+  };
 }

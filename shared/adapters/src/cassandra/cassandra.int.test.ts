@@ -10,7 +10,10 @@ describe('Cassandra (real node)', () => {
 
   beforeAll(async () => {
     const { cassandraContactPoints, cassandraLocalDc } = inject('engines');
-    client = new Client({ contactPoints: cassandraContactPoints, localDataCenter: cassandraLocalDc });
+    client = new Client({
+      contactPoints: cassandraContactPoints,
+      localDataCenter: cassandraLocalDc,
+    });
     await client.connect();
     await client.execute(
       `CREATE KEYSPACE ${keyspace} WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
@@ -33,7 +36,9 @@ describe('Cassandra (real node)', () => {
     const ids = [0, 1, 2].map((i) => types.TimeUuid.fromDate(new Date(base + i * 1000)));
     // Written out of order; the clustering key orders them on read.
     for (const i of [2, 0, 1]) {
-      await client.execute(insert, ['org-a', day, ids[i], i === 1 ? 'block' : 'allow', i / 10], { prepare: true });
+      await client.execute(insert, ['org-a', day, ids[i], i === 1 ? 'block' : 'allow', i / 10], {
+        prepare: true,
+      });
     }
     await client.execute(insert, ['org-b', day, ids[0], 'allow', 0.5], { prepare: true });
 
@@ -52,6 +57,8 @@ describe('Cassandra (real node)', () => {
       ['org-a', day, ids[0]],
       { prepare: true },
     );
-    expect(after.rows.map((r) => r.get('id').toString())).toEqual([ids[1], ids[2]].map((id) => id?.toString()));
+    expect(after.rows.map((r) => r.get('id').toString())).toEqual(
+      [ids[1], ids[2]].map((id) => id?.toString()),
+    );
   });
 });

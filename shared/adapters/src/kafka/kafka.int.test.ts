@@ -1,4 +1,11 @@
-import { Kafka, logLevel, type Admin, type Consumer, type EachMessagePayload, type Producer } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  type Admin,
+  type Consumer,
+  type EachMessagePayload,
+  type Producer,
+} from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 // Topic and group names are unique to this file and run, so runs can share one broker.
@@ -14,11 +21,18 @@ describe('Kafka (real broker)', () => {
   beforeAll(async () => {
     // kafkajs logs retried, transient broker states (a group coordinator still loading on a
     // fresh broker) at ERROR; real failures reject the calls below, with the broker's error.
-    kafka = new Kafka({ clientId: `int-${run}`, brokers: inject('engines').kafkaBrokers, logLevel: logLevel.NOTHING });
+    kafka = new Kafka({
+      clientId: `int-${run}`,
+      brokers: inject('engines').kafkaBrokers,
+      logLevel: logLevel.NOTHING,
+    });
     admin = kafka.admin();
     await admin.connect();
     // Created up front: auto-creation on first metadata request races the first produce.
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 2, replicationFactor: 1 }] });
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [{ topic, numPartitions: 2, replicationFactor: 1 }],
+    });
     producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
     consumer = kafka.consumer({ groupId: `int-${run}` });
@@ -41,7 +55,10 @@ describe('Kafka (real broker)', () => {
     const received: EachMessagePayload[] = [];
     await consumer.subscribe({ topic, fromBeginning: true });
     const allReceived = new Promise<void>((resolve, reject) => {
-      setTimeout(() => reject(new Error(`consumed ${received.length} of ${events.length} events in 30 s`)), 30_000).unref();
+      setTimeout(
+        () => reject(new Error(`consumed ${received.length} of ${events.length} events in 30 s`)),
+        30_000,
+      ).unref();
       void consumer.run({
         eachMessage: async (payload) => {
           received.push(payload);
@@ -56,8 +73,19 @@ describe('Kafka (real broker)', () => {
     await allReceived;
     const byId = new Map(
       received.map(({ message, partition }) => {
-        const value = JSON.parse(message.value?.toString() ?? '{}') as { id: string; orgId: string };
-        return [value.id, { key: message.key?.toString(), orgId: value.orgId, partition, trace: message.headers?.traceparent?.toString() }];
+        const value = JSON.parse(message.value?.toString() ?? '{}') as {
+          id: string;
+          orgId: string;
+        };
+        return [
+          value.id,
+          {
+            key: message.key?.toString(),
+            orgId: value.orgId,
+            partition,
+            trace: message.headers?.traceparent?.toString(),
+          },
+        ];
       }),
     );
     expect([...byId.keys()].sort()).toEqual(['evt-0', 'evt-1', 'evt-2']);

@@ -1,4 +1,10 @@
-import { clone, type Activity, type ActivityPage, type ActivityQuery, type ActivityStore } from '@guard/domain';
+import {
+  clone,
+  type Activity,
+  type ActivityPage,
+  type ActivityQuery,
+  type ActivityStore,
+} from '@guard/domain';
 
 export class MemoryActivityStore implements ActivityStore {
   private readonly byOrg = new Map<string, Map<string, Activity>>();

@@ -8,7 +8,11 @@ describe('Redis (real server)', () => {
   let redis: Redis;
 
   beforeAll(async () => {
-    redis = new Redis(inject('engines').redisUrl, { keyPrefix: prefix, lazyConnect: true, maxRetriesPerRequest: 2 });
+    redis = new Redis(inject('engines').redisUrl, {
+      keyPrefix: prefix,
+      lazyConnect: true,
+      maxRetriesPerRequest: 2,
+    });
     await redis.connect();
   });
 
@@ -36,11 +40,22 @@ describe('Redis (real server)', () => {
     await redis.xgroup('CREATE', stream, 'scorers', '$', 'MKSTREAM');
     const id = await redis.xadd(stream, '*', 'body', '{"text":"hello"}');
 
-    const read = await redis.xreadgroup('GROUP', 'scorers', 'scorer-1', 'COUNT', 10, 'STREAMS', stream, '>');
+    const read = await redis.xreadgroup(
+      'GROUP',
+      'scorers',
+      'scorer-1',
+      'COUNT',
+      10,
+      'STREAMS',
+      stream,
+      '>',
+    );
     expect(read).toEqual([[`${prefix}${stream}`, [[id, ['body', '{"text":"hello"}']]]]]);
 
     // Nothing new for a second consumer: the entry is pending on scorer-1.
-    expect(await redis.xreadgroup('GROUP', 'scorers', 'scorer-2', 'COUNT', 10, 'STREAMS', stream, '>')).toBeNull();
+    expect(
+      await redis.xreadgroup('GROUP', 'scorers', 'scorer-2', 'COUNT', 10, 'STREAMS', stream, '>'),
+    ).toBeNull();
     expect(await redis.xack(stream, 'scorers', id ?? '')).toBe(1);
     const pending = (await redis.xpending(stream, 'scorers')) as [number, ...unknown[]];
     expect(pending[0]).toBe(0);

@@ -8,15 +8,25 @@ export class SqliteActivityStore implements ActivityStore {
 
   constructor(db: SqliteDb) {
     this.db = db;
-    this.insert = db.prepare('INSERT OR IGNORE INTO activities (org_id, id, created_ms, alarm, doc) VALUES (?, ?, ?, ?, ?)');
-    this.getStmt = db.prepare<[string, string], { doc: string }>('SELECT doc FROM activities WHERE org_id = ? AND id = ?');
+    this.insert = db.prepare(
+      'INSERT OR IGNORE INTO activities (org_id, id, created_ms, alarm, doc) VALUES (?, ?, ?, ?, ?)',
+    );
+    this.getStmt = db.prepare<[string, string], { doc: string }>(
+      'SELECT doc FROM activities WHERE org_id = ? AND id = ?',
+    );
   }
 
   async record(activities: Activity[]): Promise<void> {
     if (activities.length === 0) return;
     this.db.transaction(() => {
       for (const a of activities) {
-        this.insert.run(a.org_id, a.id, Date.parse(a.created_at), a.alarm ? 1 : 0, JSON.stringify(a));
+        this.insert.run(
+          a.org_id,
+          a.id,
+          Date.parse(a.created_at),
+          a.alarm ? 1 : 0,
+          JSON.stringify(a),
+        );
       }
     })();
   }
@@ -39,7 +49,9 @@ export class SqliteActivityStore implements ActivityStore {
     if (q.alarmOnly) where.push('alarm = 1');
     args.push(q.limit + 1);
     const rows = this.db
-      .prepare<(string | number)[], { doc: string }>(`SELECT doc FROM activities WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`)
+      .prepare<(string | number)[], { doc: string }>(
+        `SELECT doc FROM activities WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`,
+      )
       .all(...args);
     const has_more = rows.length > q.limit;
     return { items: rows.slice(0, q.limit).map((r) => JSON.parse(r.doc) as Activity), has_more };

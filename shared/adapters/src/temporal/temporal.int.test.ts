@@ -1,6 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+} from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from './smoke.activities.js';
 import { describePoliciesWorkflow } from './smoke.workflow.js';
@@ -80,7 +86,9 @@ describe('Temporal (real dev server)', () => {
       );
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     const inner: unknown = (failure as WorkflowFailedError).cause?.cause;
-    expect(inner instanceof Error ? inner.message : String(inner)).toContain('unknown policy missing');
+    expect(inner instanceof Error ? inner.message : String(inner)).toContain(
+      'unknown policy missing',
+    );
     // maximumAttempts: 2 in the workflow's retry policy, enforced by the server.
     expect(calls).toEqual(['p1', 'missing', 'missing']);
   });

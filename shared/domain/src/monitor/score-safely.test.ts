@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { errorScoreResult, type ScoreClient, type ScoreRequest } from '../scoring/score-contract.js';
+import {
+  errorScoreResult,
+  type ScoreClient,
+  type ScoreRequest,
+} from '../scoring/score-contract.js';
 import { scoreSafely } from './monitor.js';
 
 const request: ScoreRequest = {

@@ -9,7 +9,14 @@ import { z } from 'zod';
  */
 export const SCORE_CONTRACT_VERSION = 1;
 
-export const MESSAGE_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] as const;
+export const MESSAGE_ROLES = [
+  'system',
+  'developer',
+  'user',
+  'assistant',
+  'tool',
+  'function',
+] as const;
 export const MessageRole = z.enum(MESSAGE_ROLES).meta({ id: 'MessageRole' });
 export type MessageRole = z.infer<typeof MessageRole>;
 
@@ -18,7 +25,12 @@ export const ReasoningMode = z.enum(REASONING_MODES).meta({ id: 'ReasoningMode' 
 export type ReasoningMode = z.infer<typeof ReasoningMode>;
 
 /** What a policy's `mode` tunes in the scoring core (see the scoring README); others are a 422. */
-export const POLICY_MODES = ['content_moderation', 'prompt_injection', 'pii_protection', 'coding_agent'] as const;
+export const POLICY_MODES = [
+  'content_moderation',
+  'prompt_injection',
+  'pii_protection',
+  'coding_agent',
+] as const;
 export const PolicyMode = z.enum(POLICY_MODES).meta({ id: 'PolicyMode' });
 export type PolicyMode = z.infer<typeof PolicyMode>;
 
@@ -59,7 +71,11 @@ export const ScoreThresholds = z.object({
 });
 export type ScoreThresholds = z.infer<typeof ScoreThresholds>;
 
-export const ScoreToolDef = z.object({ name: z.string(), description: z.string().optional(), parameters: z.unknown().optional() });
+export const ScoreToolDef = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  parameters: z.unknown().optional(),
+});
 export type ScoreToolDef = z.infer<typeof ScoreToolDef>;
 
 export const ScorePhase = z.enum(['input', 'output']);
@@ -83,7 +99,11 @@ export const ScoreRequest = z.object({
 });
 export type ScoreRequest = z.infer<typeof ScoreRequest>;
 
-export const ViolatedRuleDescription = z.object({ rule: z.number().int(), name: z.string(), description: z.string() });
+export const ViolatedRuleDescription = z.object({
+  rule: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+});
 export type ViolatedRuleDescription = z.infer<typeof ViolatedRuleDescription>;
 
 export const ScoreResult = z.object({
