@@ -17,7 +17,9 @@ if (cluster.isPrimary && workers > 1) {
   let port = Number(process.env.PORT ?? 0);
   if (port === 0) {
     const probe = (await import('node:net')).createServer();
-    port = await new Promise((resolve) => probe.listen(0, '127.0.0.1', () => resolve(probe.address().port)));
+    port = await new Promise((resolve) =>
+      probe.listen(0, '127.0.0.1', () => resolve(probe.address().port)),
+    );
     await new Promise((resolve) => probe.close(resolve));
   }
   let ready = 0;

@@ -11,7 +11,6 @@ import {
   compileRule,
   countTokens,
   createLocalEngine,
-  createStubDetectors,
   normalizeText,
   scanPii,
   scanSecrets,
@@ -19,6 +18,7 @@ import {
   type Detectors,
   type ScoreRequest,
 } from '@guard/scoring';
+import { createStubDetectors } from '@guard/scoring/testing/stub-detectors';
 
 const args = new Map(
   process.argv.slice(2).map((a) => {

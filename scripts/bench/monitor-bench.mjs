@@ -173,7 +173,12 @@ const CLK_TCK =
 const treePids = (pid) => {
   let kids = [];
   try {
-    kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    kids = fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   } catch {
     /* process gone, or not Linux */
   }
@@ -253,5 +258,7 @@ console.log(
 for (const r of results)
   console.log(
     `conc ${String(r.conc).padStart(3)}: ${r.rps.toFixed(0)} req/s, p50 ${r.p50_ms} ms, p99 ${r.p99_ms} ms, errors ${r.errors}, server CPU ${r.server_cpu_ms_per_req} ms/req` +
-      (r.ratio_to_ceiling !== undefined ? `; bare express ${r.ceiling_rps.toFixed(0)} req/s, ratio ${r.ratio_to_ceiling}` : ''),
+      (r.ratio_to_ceiling !== undefined
+        ? `; bare express ${r.ceiling_rps.toFixed(0)} req/s, ratio ${r.ratio_to_ceiling}`
+        : ''),
   );

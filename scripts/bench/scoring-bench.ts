@@ -21,12 +21,23 @@ export function benchCases(): BenchCase[] {
   // "Basic Content Safety" (11 rules), normalisation, detectors, rule router, tokenizer.
   const engine = createLocalEngine({ detectors: det });
   const basic = PRESET_POLICIES[0]!;
-  const rules = Object.entries(basic.rules).map(([name, description]) => ({ name, description, mode: 'block' as const }));
+  const rules = Object.entries(basic.rules).map(([name, description]) => ({
+    name,
+    description,
+    mode: 'block' as const,
+  }));
   return [
     {
       name: 'full local engine, Basic Content Safety (user text)',
       run: (t) => {
-        engine.scoreSync({ messages: [{ role: 'user', content: t }], rules, thresholds: basic, mode: basic.mode, scanners_config: basic.scanners_config, reasoning_mode: 'off' });
+        engine.scoreSync({
+          messages: [{ role: 'user', content: t }],
+          rules,
+          thresholds: basic,
+          mode: basic.mode,
+          scanners_config: basic.scanners_config,
+          reasoning_mode: 'off',
+        });
       },
     },
     {

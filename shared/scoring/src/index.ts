@@ -49,13 +49,7 @@ export {
   type JudgeOutcome,
   type JudgeVerdict,
 } from './judge/judge-client.js';
-export {
-  createStubDetectors,
-  DEFAULT_STUB_TABLE,
-  type StubDetectors,
-  type StubDetectorTable,
-  type StubEntry,
-} from './testing/stub-detectors.js';
+// Test doubles are not part of the package's API: tests import './testing/stub-detectors.js' by path.
 export * from './ml/index.js';
 export { createDefaultEngine, type DefaultEngineOptions } from './default-engine.js';
 export { errorScoreResult, phaseOf } from './engine/error-result.js';

@@ -12,12 +12,8 @@ import {
   type Role,
 } from '@guard/domain';
 import { buildOpenApiDocument } from '@guard/contracts';
-import {
-  createDefaultEngine,
-  createLocalEngine,
-  createStubDetectors,
-  type ScoreEngine,
-} from '@guard/scoring';
+import { createDefaultEngine, createLocalEngine, type ScoreEngine } from '@guard/scoring';
+import { createStubDetectors } from '@guard/scoring/testing/stub-detectors';
 // By path: the package index also loads the SQLite, Kafka and Temporal adapters.
 import {
   MemoryActivityStore,

@@ -33,14 +33,18 @@ export interface ConversationParts {
 
 const MAX_TOOL_DEF_CHARS = 4000;
 
-export function splitConversation(request: ScoreRequest, options: { toolCallsAreOutput: boolean }): ConversationParts {
+export function splitConversation(
+  request: ScoreRequest,
+  options: { toolCallsAreOutput: boolean },
+): ConversationParts {
   const messages = request.messages;
   const last = messages[messages.length - 1];
   const phase = request.phase ?? (last?.role === 'assistant' ? 'output' : 'input');
 
   let trailingFrom = messages.length;
   while (trailingFrom > 0 && messages[trailingFrom - 1]?.role === 'assistant') trailingFrom--;
-  if (phase === 'output' && trailingFrom === messages.length && messages.length > 0) trailingFrom = messages.length - 1;
+  if (phase === 'output' && trailingFrom === messages.length && messages.length > 0)
+    trailingFrom = messages.length - 1;
 
   const user: CheckedMessage[] = [];
   const output: CheckedMessage[] = [];
@@ -60,7 +64,12 @@ export function splitConversation(request: ScoreRequest, options: { toolCallsAre
         break;
       case 'tool':
       case 'function':
-        if (m.content) thirdParty.push({ origin: `${m.role} result${m.name ? ` (${m.name})` : ''}`, text: m.content, kind: 'content' });
+        if (m.content)
+          thirdParty.push({
+            origin: `${m.role} result${m.name ? ` (${m.name})` : ''}`,
+            text: m.content,
+            kind: 'content',
+          });
         break;
       case 'assistant':
         if (inOutput && m.content) output.push({ index, text: m.content });
@@ -70,7 +79,11 @@ export function splitConversation(request: ScoreRequest, options: { toolCallsAre
     for (const call of m.tool_calls ?? []) {
       if (!call.arguments) continue;
       scoredTexts.push(call.arguments);
-      thirdParty.push({ origin: `tool call arguments (${call.name})`, text: call.arguments, kind: 'content' });
+      thirdParty.push({
+        origin: `tool call arguments (${call.name})`,
+        text: call.arguments,
+        kind: 'content',
+      });
       // Agents act through tool calls: in coding_agent mode the arguments of the checked turn are output too.
       if (inOutput && options.toolCallsAreOutput) output.push({ index: -1, text: call.arguments });
     }

@@ -4,18 +4,56 @@
  *
  * `scoreSync` is the local-only path (no judge, no promise): what `reasoning_mode: off` runs.
  */
-import { HARM_CATEGORIES, type DetectorOutput, type Detectors, type HarmOutput, type Span, type TextRole } from '../detectors.js';
-import type { RuleScore, ScoreEngine, ScoreRequest, ScoreResult, ViolatedRuleDescription } from '../engine-types.js';
-import { createJudgeClient, type Judge, type JudgeConfig, type JudgeOutcome, type JudgeRuleInput } from '../judge/judge-client.js';
+import {
+  HARM_CATEGORIES,
+  type DetectorOutput,
+  type Detectors,
+  type HarmOutput,
+  type Span,
+  type TextRole,
+} from '../detectors.js';
+import type {
+  RuleScore,
+  ScoreEngine,
+  ScoreRequest,
+  ScoreResult,
+  ViolatedRuleDescription,
+} from '../engine-types.js';
+import {
+  createJudgeClient,
+  type Judge,
+  type JudgeConfig,
+  type JudgeOutcome,
+  type JudgeRuleInput,
+} from '../judge/judge-client.js';
 import { compileRule, type RulePlan } from '../router/rule-router.js';
-import { contentStemsOf, scoreRule, type RuleContext, type RuleEvaluation } from '../router/score-rule.js';
+import {
+  contentStemsOf,
+  maxConfidence,
+  scoreRule,
+  type RuleContext,
+  type RuleEvaluation,
+} from '../router/score-rule.js';
 import { harmCues } from '../router/harm-cues.js';
 import type { HarmCategory } from '../detectors.js';
 import { compileKeywords, TextView, type KeywordMatcher } from '../scanners/keyword-matcher.js';
 import { leakageIndex, scanLeakage, type LeakageResult } from '../scanners/leakage-scanner.js';
 import { redactText, scanPii, type PiiFinding } from '../scanners/pii-scanner.js';
-import { compileSafeRegex, type SafeRegex } from '../scanners/safe-regex.js';
-import { parseScannersConfig, type KeywordsConfig, type PiiType, type RegexConfig, type ScannerAction, type ScannersConfig } from '../scanners/scanners-config.js';
+import {
+  compileSafeRegex,
+  SAFE_REGEX_LIMITS,
+  type RegexBudget,
+  type RegexMatch,
+  type SafeRegex,
+} from '../scanners/safe-regex.js';
+import {
+  parseScannersConfig,
+  type KeywordsConfig,
+  type PiiType,
+  type RegexConfig,
+  type ScannerAction,
+  type ScannersConfig,
+} from '../scanners/scanners-config.js';
 import { scanSecrets, type SecretFinding } from '../scanners/secrets-scanner.js';
 import { normalizeText, type MutationEvidence, type NormalizedText } from '../text/normalize.js';
 import { DESTRUCTIVE_PATTERNS } from '../router/rule-lexicon.js';
@@ -46,7 +84,8 @@ export interface LocalEngine extends ScoreEngine {
   scoreSync(request: ScoreRequest): ScoreResult;
 }
 
-export const BUILTIN_JAILBREAK_DESCRIPTION = 'Built-in jailbreak detection on user input (always evaluated).';
+export const BUILTIN_JAILBREAK_DESCRIPTION =
+  'Built-in jailbreak detection on user input (always evaluated).';
 const DEFAULT_BAND: HybridBand = { below: 0.25, above: 0.2 };
 const MAX_TRANSCRIPT_CHARS = 24_000;
 
@@ -86,7 +125,12 @@ interface LocalEvaluation {
   ipiThreshold: number;
   harm: HarmOutput | null;
   mutationEvidence: MutationEvidence[];
-  rules: Array<{ index: number; plan: RulePlan; evaluation: RuleEvaluation; mode: 'block' | 'observe' }>;
+  rules: Array<{
+    index: number;
+    plan: RulePlan;
+    evaluation: RuleEvaluation;
+    mode: 'block' | 'observe';
+  }>;
   builtins: BuiltinRule[];
   scannerOutput: Record<string, unknown>;
   notes: string[];
@@ -96,10 +140,22 @@ interface LocalEvaluation {
 
 const ZERO: DetectorOutput = { score: 0, spans: [] };
 
-
-
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 const clamp01 = (x: number): number => (Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0);
+
+/**
+ * Findings per message index, built once: filtering the whole list for every message was
+ * quadratic in long conversations (thousands of messages, each with a finding).
+ */
+function groupByMessage<T extends { message: number }>(found: readonly T[]): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const f of found) {
+    const list = out.get(f.message);
+    if (list) list.push(f);
+    else out.set(f.message, [f]);
+  }
+  return out;
+}
 
 function describeSpans(spans: Span[]): string {
   const labels = [...new Set(spans.map((s) => s.label))].slice(0, 5);
@@ -111,14 +167,22 @@ function describeSpans(spans: Span[]): string {
 export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   const detectors = options.detectors;
   const judge: Judge | undefined =
-    options.judge === undefined ? undefined : 'evaluate' in options.judge ? options.judge : createJudgeClient(options.judge);
+    options.judge === undefined
+      ? undefined
+      : 'evaluate' in options.judge
+        ? options.judge
+        : createJudgeClient(options.judge);
   const band = options.hybridBand ?? DEFAULT_BAND;
   if (options.warmup ?? true) warmTokenizer();
 
   const keywordCache = new WeakMap<KeywordsConfig, KeywordMatcher>();
   const regexCache = new WeakMap<RegexConfig, Array<{ label: string; re: SafeRegex }>>();
 
-  function runDetector(an: Analysis, fn: (text: string) => DetectorOutput, reveal: (variant: string, score: number) => void): DetectorResult {
+  function runDetector(
+    an: Analysis,
+    fn: (text: string) => DetectorOutput,
+    reveal: (variant: string, score: number) => void,
+  ): DetectorResult {
     if (an.joined.length === 0) return { ...ZERO, variant: 'text' };
     const base = fn(an.norm.canonical);
     let best: DetectorResult = { score: clamp01(base.score), spans: base.spans, variant: 'text' };
@@ -132,23 +196,41 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     return best;
   }
 
-  function runHarm(an: Analysis, role: TextRole, reveal: (variant: string, score: number) => void): HarmOutput | null {
+  function runHarm(
+    an: Analysis,
+    role: TextRole,
+    reveal: (variant: string, score: number) => void,
+  ): HarmOutput | null {
     if (an.joined.length === 0) return null;
     const texts = [an.norm.canonical, ...an.norm.variants.map((v) => v.text)];
     let merged: HarmOutput | null = null;
     texts.forEach((t, k) => {
       const h = detectors.harm(t, role);
-      if (k > 0 && merged && clamp01(h.any.score) >= 0.5 && clamp01(h.any.score) > merged.any.score + 0.2) {
+      if (
+        k > 0 &&
+        merged &&
+        clamp01(h.any.score) >= 0.5 &&
+        clamp01(h.any.score) > merged.any.score + 0.2
+      ) {
         reveal(an.norm.variants[k - 1]?.kind ?? 'variant', h.any.score);
       }
       if (!merged) {
-        merged = { any: { score: clamp01(h.any.score), spans: h.any.spans }, categories: { ...h.categories } };
-        for (const c of HARM_CATEGORIES) merged.categories[c] = { score: clamp01(h.categories[c].score), spans: h.categories[c].spans };
+        merged = {
+          any: { score: clamp01(h.any.score), spans: h.any.spans },
+          categories: { ...h.categories },
+        };
+        for (const c of HARM_CATEGORIES)
+          merged.categories[c] = {
+            score: clamp01(h.categories[c].score),
+            spans: h.categories[c].spans,
+          };
         return;
       }
       const m: HarmOutput = merged;
       if (h.any.score > m.any.score) m.any = { score: clamp01(h.any.score), spans: h.any.spans };
-      for (const c of HARM_CATEGORIES) if (h.categories[c].score > m.categories[c].score) m.categories[c] = { score: clamp01(h.categories[c].score), spans: h.categories[c].spans };
+      for (const c of HARM_CATEGORIES)
+        if (h.categories[c].score > m.categories[c].score)
+          m.categories[c] = { score: clamp01(h.categories[c].score), spans: h.categories[c].spans };
     });
     return merged;
   }
@@ -162,7 +244,8 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     if (!v) {
       const set = new Set<string>();
       for (const p of plans) for (const w of p.vocabulary) set.add(w);
-      for (const k of keywords) for (const w of k.toLowerCase().split(/\s+/)) if (w.length >= 4) set.add(w);
+      for (const k of keywords)
+        for (const w of k.toLowerCase().split(/\s+/)) if (w.length >= 4) set.add(w);
       if (vocabularyCache.size >= 512) vocabularyCache.clear();
       vocabularyCache.set(key, set);
       v = set;
@@ -188,38 +271,60 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     const parts = splitConversation(request, { toolCallsAreOutput: profile.toolCallsAreOutput });
     const input = parts.phase === 'input';
     const thresholds = {
-      violation: input ? request.thresholds.pre_violation_threshold : request.thresholds.post_violation_threshold,
-      jailbreak: input ? request.thresholds.pre_jb_threshold : request.thresholds.post_violation_jb_threshold,
+      violation: input
+        ? request.thresholds.pre_violation_threshold
+        : request.thresholds.post_violation_threshold,
+      jailbreak: input
+        ? request.thresholds.pre_jb_threshold
+        : request.thresholds.post_violation_jb_threshold,
     };
 
     // Rules first: their vocabulary sharpens the normaliser.
-    const active = request.rules.map((rule, i) => ({ rule, index: i + 1 })).filter((r) => r.rule.mode !== 'disabled');
+    const active = request.rules
+      .map((rule, i) => ({ rule, index: i + 1 }))
+      .filter((r) => r.rule.mode !== 'disabled');
     const plans = active.map((r) => compileRule(r.rule.name, r.rule.description));
     const vocabulary = vocabularyFor(plans, config);
 
     const mutationEvidence: MutationEvidence[] = [];
-    const revealed = (where: string) => (variant: string, score: number): void => {
-      mutationEvidence.push({ kind: variant as MutationEvidence['kind'], detail: `decoded ${variant} content in ${where} scores ${r3(score)}, higher than the visible text` });
-    };
+    const revealed =
+      (where: string) =>
+      (variant: string, score: number): void => {
+        mutationEvidence.push({
+          kind: variant as MutationEvidence['kind'],
+          detail: `decoded ${variant} content in ${where} scores ${r3(score)}, higher than the visible text`,
+        });
+      };
 
     const userAn = analyse(parts.user, vocabulary);
     const checkedAn = input ? userAn : analyse(parts.checked, vocabulary);
     for (const e of userAn.norm.evidence) mutationEvidence.push(e);
-    if (!input) for (const e of checkedAn.norm.evidence) mutationEvidence.push({ ...e, detail: `${e.detail} (in the output)` });
+    if (!input)
+      for (const e of checkedAn.norm.evidence)
+        mutationEvidence.push({ ...e, detail: `${e.detail} (in the output)` });
 
     // Direct injection on user input stays out of the built-in jailbreak signal: measured, the
     // injection head also rises for short ordinary commands on prompts ("Please answer." 0.98),
     // so folding it in flagged 6-100% of benign rows per source (docs/detection-quality.md).
     const jailbreak = runDetector(userAn, (t) => detectors.jailbreak(t), revealed('user input'));
-    const injection = runDetector(userAn, (t) => detectors.injection(t, 'prompt'), revealed('user input'));
-    const harm = runHarm(checkedAn, input ? 'prompt' : 'response', revealed(input ? 'user input' : 'the output'));
+    const injection = runDetector(
+      userAn,
+      (t) => detectors.injection(t, 'prompt'),
+      revealed('user input'),
+    );
+    const harm = runHarm(
+      checkedAn,
+      input ? 'prompt' : 'response',
+      revealed(input ? 'user input' : 'the output'),
+    );
 
     // Third-party content: indirect prompt injection.
     const indirectSources: Array<{ origin: string; score: number }> = [];
     let indirectScore = 0;
     for (const tp of parts.thirdParty) {
       const an = analyse([{ index: -1, text: tp.text }], vocabulary);
-      for (const e of an.norm.evidence) mutationEvidence.push({ ...e, detail: `${e.detail} (in ${tp.origin})` });
+      for (const e of an.norm.evidence)
+        mutationEvidence.push({ ...e, detail: `${e.detail} (in ${tp.origin})` });
       const out = runDetector(an, (t) => detectors.injection(t, 'document'), revealed(tp.origin));
       // Tool descriptions are instructions to the model by design ("always call this when ..."):
       // rescale so that only strong evidence (>= ~0.65 raw) reaches the usual thresholds.
@@ -229,47 +334,85 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     }
 
     // Scanners, lazily: only what a rule, the config or the mode asks for runs.
-    const piiCfg = config.pii ?? (profile.piiByDefault ? { enabled: true, pii_types: undefined, redact: profile.redactByDefault, redaction: 'type' as const, action: 'report' as const } : undefined);
-    const secretsCfg = config.secrets ?? (profile.secretsByDefault ? { enabled: true, types: undefined, entropy: { enabled: true, min_length: 24, min_entropy: 4 }, redact: false, action: 'report' as const } : undefined);
+    const piiCfg =
+      config.pii ??
+      (profile.piiByDefault
+        ? {
+            enabled: true,
+            pii_types: undefined,
+            redact: profile.redactByDefault,
+            redaction: 'type' as const,
+            action: 'report' as const,
+          }
+        : undefined);
+    const secretsCfg =
+      config.secrets ??
+      (profile.secretsByDefault
+        ? {
+            enabled: true,
+            types: undefined,
+            entropy: { enabled: true, min_length: 24, min_entropy: 4 },
+            redact: false,
+            action: 'report' as const,
+          }
+        : undefined);
     let piiAll: Array<PiiFinding & { message: number }> | null = null;
     const piiFindings = (): Array<PiiFinding & { message: number }> => {
       if (piiAll) return piiAll;
       const allowed = piiCfg?.pii_types ? new Set<PiiType>(piiCfg.pii_types) : undefined;
       piiAll = [];
-      for (const m of parts.checked) for (const f of scanPii(m.text, allowed)) piiAll.push({ ...f, message: m.index });
+      for (const m of parts.checked)
+        for (const f of scanPii(m.text, allowed)) piiAll.push({ ...f, message: m.index });
       // Disguised PII (decoded payloads) counts too, without offsets into the original.
-      for (const v of checkedAn.views.slice(1)) for (const f of scanPii(v.text, allowed)) piiAll.push({ ...f, message: -1 });
+      for (const v of checkedAn.views.slice(1))
+        for (const f of scanPii(v.text, allowed)) piiAll.push({ ...f, message: -1 });
       return piiAll;
     };
     let secretsAll: Array<SecretFinding & { message: number }> | null = null;
     const secretFindings = (): Array<SecretFinding & { message: number }> => {
       if (secretsAll) return secretsAll;
-      const opts = { types: secretsCfg?.types ? new Set(secretsCfg.types) : undefined, entropy: secretsCfg?.entropy };
+      const opts = {
+        types: secretsCfg?.types ? new Set(secretsCfg.types) : undefined,
+        entropy: secretsCfg?.entropy,
+      };
       secretsAll = [];
-      for (const m of parts.checked) for (const f of scanSecrets(m.text, opts)) secretsAll.push({ ...f, message: m.index });
-      for (const v of checkedAn.views.slice(1)) for (const f of scanSecrets(v.text, opts)) secretsAll.push({ ...f, message: -1 });
+      for (const m of parts.checked)
+        for (const f of scanSecrets(m.text, opts)) secretsAll.push({ ...f, message: m.index });
+      for (const v of checkedAn.views.slice(1))
+        for (const f of scanSecrets(v.text, opts)) secretsAll.push({ ...f, message: -1 });
       return secretsAll;
     };
     const systemPromptText = config.system_prompt?.text ?? parts.systemPrompt;
     let leak: LeakageResult | null | undefined;
     const leakage = (): LeakageResult | null => {
       if (leak !== undefined) return leak;
-      leak = systemPromptText.trim().length === 0 || input ? null : scanLeakage(checkedAn.norm.canonical, leakageIndex(systemPromptText, config.system_prompt?.ngram_size ?? 5));
+      leak =
+        systemPromptText.trim().length === 0 || input
+          ? null
+          : scanLeakage(
+              checkedAn.norm.canonical,
+              leakageIndex(systemPromptText, config.system_prompt?.ngram_size ?? 5),
+            );
       return leak;
     };
     let destructiveLabels: string[] | null = null;
     const destructive = (): string[] => {
       if (destructiveLabels) return destructiveLabels;
       const labels = new Set<string>();
-      for (const v of checkedAn.views) for (const p of DESTRUCTIVE_PATTERNS) if (p.re.test(v.text)) labels.add(p.label);
+      for (const v of checkedAn.views)
+        for (const p of DESTRUCTIVE_PATTERNS) if (p.re.test(v.text)) labels.add(p.label);
       destructiveLabels = [...labels];
       return destructiveLabels;
     };
     let checkedStems: string[] | null = null;
     let cues: ReadonlySet<HarmCategory> | null = null;
     let systemStems: Set<string> | null = null;
-    const askForInstructions = /\b(?:system prompt|instructions|initial prompt|your prompt|hidden prompt|guidelines|rules|configuration)\b/i.test(userAn.norm.canonical);
+    const askForInstructions =
+      /\b(?:system prompt|instructions|initial prompt|your prompt|hidden prompt|guidelines|rules|configuration)\b/i.test(
+        userAn.norm.canonical,
+      );
 
+    const regexBudget: RegexBudget = { steps: SAFE_REGEX_LIMITS.requestStepBudget };
     const ctx: RuleContext = {
       phase: parts.phase,
       views: checkedAn.views,
@@ -285,14 +428,22 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       secrets: secretFindings,
       leakage,
       destructive,
-      contentStems: () => (checkedStems ??= checkedAn.views.flatMap((v) => contentStemsOf(v.tokens))),
+      contentStems: () =>
+        (checkedStems ??= checkedAn.views.flatMap((v) => contentStemsOf(v.tokens))),
       harmCues: () => (cues ??= harmCues(ctx.contentStems())),
-      systemPromptStems: () => (systemStems ??= new Set(contentStemsOf(new TextView(parts.systemPrompt).tokens))),
+      systemPromptStems: () =>
+        (systemStems ??= new Set(contentStemsOf(new TextView(parts.systemPrompt).tokens))),
+      regexBudget,
     };
 
     const rules = active.map((r, k) => {
       const plan = plans[k] as RulePlan;
-      return { index: r.index, plan, evaluation: scoreRule(plan, ctx), mode: r.rule.mode as 'block' | 'observe' };
+      return {
+        index: r.index,
+        plan,
+        evaluation: scoreRule(plan, ctx),
+        mode: r.rule.mode as 'block' | 'observe',
+      };
     });
 
     // Built-in rules: jailbreak always; scanners whose action is block/observe.
@@ -304,99 +455,209 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         score: r3(jailbreak.score),
         threshold: thresholds.jailbreak,
         violated: jailbreak.score >= thresholds.jailbreak,
-        evidence: [`jailbreak detector ${r3(jailbreak.score)}${describeSpans(jailbreak.spans)}${jailbreak.variant !== 'text' ? ` (in decoded ${jailbreak.variant} content)` : ''}`],
+        evidence: [
+          `jailbreak detector ${r3(jailbreak.score)}${describeSpans(jailbreak.spans)}${jailbreak.variant !== 'text' ? ` (in decoded ${jailbreak.variant} content)` : ''}`,
+        ],
       },
     ];
     const scannerOutput: Record<string, unknown> = {};
-    const addBuiltin = (name: string, action: ScannerAction, score: number, evidence: string): void => {
+    const addBuiltin = (
+      name: string,
+      action: ScannerAction,
+      score: number,
+      evidence: string,
+    ): void => {
       if (action === 'report') return;
-      builtins.push({ name, description: `Built-in ${name.replace(/_/g, ' ')} scanner (scanners_config).`, mode: action, score: r3(score), threshold: thresholds.violation, violated: score >= thresholds.violation, evidence: [evidence] });
+      builtins.push({
+        name,
+        description: `Built-in ${name.replace(/_/g, ' ')} scanner (scanners_config).`,
+        mode: action,
+        score: r3(score),
+        threshold: thresholds.violation,
+        violated: score >= thresholds.violation,
+        evidence: [evidence],
+      });
     };
 
     if (piiCfg?.enabled || rules.some((r) => r.plan.pii)) {
       const found = piiCfg?.enabled === false ? [] : piiFindings();
       const out: Record<string, unknown> = {
         count: found.length,
-        findings: found.map((f) => ({ type: f.type, subtype: f.subtype, message: f.message, start: f.start, end: f.end, confidence: f.confidence })),
+        findings: found.map((f) => ({
+          type: f.type,
+          subtype: f.subtype,
+          message: f.message,
+          start: f.start,
+          end: f.end,
+          confidence: f.confidence,
+        })),
       };
       if (piiCfg?.redact) {
+        const perMessage = groupByMessage(found);
         out.redacted_messages = parts.checked
-          .map((m) => ({ index: m.index, content: redactText(m.text, found.filter((f) => f.message === m.index), piiCfg.redaction) }))
+          .map((m) => ({
+            index: m.index,
+            content: redactText(m.text, perMessage.get(m.index) ?? [], piiCfg.redaction),
+          }))
           .filter((m, k) => m.content !== parts.checked[k]?.text);
-        if (request.messages.length === 1 && parts.checked.length === 1) out.redacted_text = redactText(parts.checked[0]?.text ?? '', found.filter((f) => f.message >= 0), piiCfg.redaction);
+        if (request.messages.length === 1 && parts.checked.length === 1)
+          out.redacted_text = redactText(
+            parts.checked[0]?.text ?? '',
+            found.filter((f) => f.message >= 0),
+            piiCfg.redaction,
+          );
       }
       scannerOutput.pii = out;
-      if (piiCfg?.enabled && found.length > 0) addBuiltin('pii', piiCfg.action, Math.max(...found.map((f) => f.confidence)), `PII scanner: ${found.length} finding(s)`);
+      if (piiCfg?.enabled && found.length > 0)
+        addBuiltin(
+          'pii',
+          piiCfg.action,
+          maxConfidence(found),
+          `PII scanner: ${found.length} finding(s)`,
+        );
     }
     if (secretsCfg?.enabled || rules.some((r) => r.plan.secrets)) {
       const found = secretsCfg?.enabled === false ? [] : secretFindings();
       const out: Record<string, unknown> = {
         count: found.length,
-        findings: found.map((f) => ({ type: f.type, subtype: f.subtype, message: f.message, start: f.start, end: f.end, confidence: f.confidence })),
+        findings: found.map((f) => ({
+          type: f.type,
+          subtype: f.subtype,
+          message: f.message,
+          start: f.start,
+          end: f.end,
+          confidence: f.confidence,
+        })),
       };
       if (secretsCfg?.redact) {
+        const perMessage = groupByMessage(found);
         out.redacted_messages = parts.checked
-          .map((m) => ({ index: m.index, content: redactText(m.text, found.filter((f) => f.message === m.index).map((f) => ({ ...f, type: 'secret' }))) }))
+          .map((m) => ({
+            index: m.index,
+            content: redactText(
+              m.text,
+              (perMessage.get(m.index) ?? []).map((f) => ({ ...f, type: 'secret' })),
+            ),
+          }))
           .filter((m, k) => m.content !== parts.checked[k]?.text);
       }
       scannerOutput.secrets = out;
-      if (secretsCfg?.enabled && found.length > 0) addBuiltin('secrets', secretsCfg.action, Math.max(...found.map((f) => f.confidence)), `secrets scanner: ${found.length} finding(s)`);
+      if (secretsCfg?.enabled && found.length > 0)
+        addBuiltin(
+          'secrets',
+          secretsCfg.action,
+          maxConfidence(found),
+          `secrets scanner: ${found.length} finding(s)`,
+        );
     }
     if (config.system_prompt?.enabled || rules.some((r) => r.plan.leakage)) {
       const l = leakage();
       scannerOutput.system_prompt = l
         ? { checked: true, score: l.score, coverage: l.coverage, matched_words: l.matchedWords }
-        : { checked: false, reason: input ? 'input phase: leakage is checked on output' : 'no system prompt known' };
-      if (config.system_prompt?.enabled && l) addBuiltin('system_prompt_leak', config.system_prompt.action, l.score, `output reproduces ${Math.round(l.coverage * 100)}% of the system prompt`);
+        : {
+            checked: false,
+            reason: input ? 'input phase: leakage is checked on output' : 'no system prompt known',
+          };
+      if (config.system_prompt?.enabled && l)
+        addBuiltin(
+          'system_prompt_leak',
+          config.system_prompt.action,
+          l.score,
+          `output reproduces ${Math.round(l.coverage * 100)}% of the system prompt`,
+        );
     }
     if (config.keywords?.enabled && config.keywords.keywords.length > 0) {
       const kc = config.keywords;
       let matcher = keywordCache.get(kc);
       if (!matcher) {
-        matcher = compileKeywords(kc.keywords, { fuzzy: kc.fuzzy, caseSensitive: kc.case_sensitive });
+        matcher = compileKeywords(kc.keywords, {
+          fuzzy: kc.fuzzy,
+          caseSensitive: kc.case_sensitive,
+        });
         keywordCache.set(kc, matcher);
       }
-      const hits = checkedAn.views.flatMap((v, k) => matcher.find(v, 50).map((h) => ({ keyword: kc.keywords[h.keyword], fuzzy: h.fuzzy, variant: k === 0 ? 'text' : (checkedAn.variantKinds[k - 1] ?? 'variant'), start: h.start, end: h.end })));
+      const hits = checkedAn.views.flatMap((v, k) =>
+        matcher.find(v, 50).map((h) => ({
+          keyword: kc.keywords[h.keyword],
+          fuzzy: h.fuzzy,
+          variant: k === 0 ? 'text' : (checkedAn.variantKinds[k - 1] ?? 'variant'),
+          start: h.start,
+          end: h.end,
+        })),
+      );
       scannerOutput.keywords = { count: hits.length, matches: hits };
-      if (hits.length > 0) addBuiltin('keywords', kc.action, hits.some((h) => !h.fuzzy) ? 0.95 : 0.75, `keywords scanner: ${hits.length} match(es)`);
+      if (hits.length > 0)
+        addBuiltin(
+          'keywords',
+          kc.action,
+          hits.some((h) => !h.fuzzy) ? 0.95 : 0.75,
+          `keywords scanner: ${hits.length} match(es)`,
+        );
     }
     if (config.regex?.enabled && config.regex.patterns.length > 0) {
       const rc = config.regex;
       let compiled = regexCache.get(rc);
       if (!compiled) {
-        compiled = rc.patterns.map((p) => ({ label: p.name ?? p.pattern, re: compileSafeRegex(p.pattern, p.flags) }));
+        compiled = rc.patterns.map((p) => ({
+          label: p.name ?? p.pattern,
+          re: compileSafeRegex(p.pattern, p.flags),
+        }));
         regexCache.set(rc, compiled);
       }
       const texts = [...parts.checked.map((m) => m.text), ...checkedAn.views.map((v) => v.text)];
       const matches: Array<{ pattern: string; start: number; end: number; message: number }> = [];
       for (const { label, re } of compiled) {
+        // The canonical text is usually the message itself: scan each distinct text once.
+        const scanned = new Map<string, RegexMatch[]>();
         texts.forEach((t, k) => {
           if (matches.length >= 100) return;
-          for (const m of re.findAll(t, 20)) matches.push({ pattern: label, start: m.start, end: m.end, message: k < parts.checked.length ? (parts.checked[k]?.index ?? -1) : -1 });
+          let found = scanned.get(t);
+          if (!found) {
+            found = re.findAll(t, 20, regexBudget);
+            scanned.set(t, found);
+          }
+          for (const m of found)
+            matches.push({
+              pattern: label,
+              start: m.start,
+              end: m.end,
+              message: k < parts.checked.length ? (parts.checked[k]?.index ?? -1) : -1,
+            });
         });
       }
       // The same span in the original and the normalised text is one match.
       const unique = new Map(matches.map((m) => [`${m.pattern}:${m.start}:${m.end}`, m] as const));
       scannerOutput.regex = { count: unique.size, matches: [...unique.values()] };
-      if (unique.size > 0) addBuiltin('regex', rc.action, 0.95, `regex scanner: ${unique.size} match(es)`);
+      if (unique.size > 0)
+        addBuiltin('regex', rc.action, 0.95, `regex scanner: ${unique.size} match(es)`);
     }
+    if (regexBudget.steps <= 0)
+      notes.push(
+        `regex matching stopped at its budget of ${SAFE_REGEX_LIMITS.requestStepBudget} steps per request; later patterns or texts were not fully searched`,
+      );
     if (profile.ipiIsViolation && !rules.some((r) => r.plan.indirectInjection)) {
       const worst = [...indirectSources].sort((a, b) => b.score - a.score)[0];
       builtins.push({
         name: 'indirect_injection',
-        description: 'Built-in indirect prompt injection check on third-party content (prompt_injection mode).',
+        description:
+          'Built-in indirect prompt injection check on third-party content (prompt_injection mode).',
         mode: 'block',
         score: r3(indirectScore),
         threshold: profile.ipiThreshold,
         violated: indirectScore >= profile.ipiThreshold,
-        evidence: [`injection detector on ${worst?.origin ?? 'third-party content'} ${r3(indirectScore)}`],
+        evidence: [
+          `injection detector on ${worst?.origin ?? 'third-party content'} ${r3(indirectScore)}`,
+        ],
       });
     }
     if (profile.destructiveByDefault || rules.some((r) => r.plan.destructive)) {
       scannerOutput.destructive_commands = { labels: destructive() };
     }
 
-    const decodedForJudge = [...userAn.norm.variants, ...(input ? [] : checkedAn.norm.variants)].map((v) => `[${v.kind}] ${v.text.slice(0, 2000)}`);
+    const decodedForJudge = [
+      ...userAn.norm.variants,
+      ...(input ? [] : checkedAn.norm.variants),
+    ].map((v) => `[${v.kind}] ${v.text.slice(0, 2000)}`);
     const inputTokens = parts.scoredTexts.reduce((n, t) => n + countTokens(t), 0);
 
     return {
@@ -432,8 +693,15 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         threshold: t.violation,
         violated: score >= t.violation,
         confidence: evaluation.confidence,
-        source: verdict ? `judge (local ${evaluation.source} ${evaluation.score})` : evaluation.source,
-        evidence: verdict ? [...evaluation.evidence, `judge: ${verdict.violated ? 'violated' : 'not violated'} (${verdict.score})`] : evaluation.evidence,
+        source: verdict
+          ? `judge (local ${evaluation.source} ${evaluation.score})`
+          : evaluation.source,
+        evidence: verdict
+          ? [
+              ...evaluation.evidence,
+              `judge: ${verdict.violated ? 'violated' : 'not violated'} (${verdict.score})`,
+            ]
+          : evaluation.evidence,
       };
     });
     const jbVerdict = judgeInfo?.applied.get('jailbreak');
@@ -441,18 +709,31 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     if (jb && jbVerdict) {
       jb.score = jbVerdict.score;
       jb.violated = jb.score >= jb.threshold;
-      jb.evidence.push(`judge: ${jbVerdict.violated ? 'jailbreak' : 'no jailbreak'} (${jbVerdict.score})`);
+      jb.evidence.push(
+        `judge: ${jbVerdict.violated ? 'jailbreak' : 'no jailbreak'} (${jbVerdict.score})`,
+      );
     }
 
     const violatedPolicy = ruleScores.filter((r) => r.violated);
     const violatedBuiltins = ev.builtins.filter((b) => b.violated);
-    const blockScores = [...violatedPolicy.filter((r) => r.mode === 'block').map((r) => r.score), ...violatedBuiltins.filter((b) => b.mode === 'block').map((b) => b.score)];
-    const observeScores = [...violatedPolicy.filter((r) => r.mode === 'observe').map((r) => r.score), ...violatedBuiltins.filter((b) => b.mode === 'observe').map((b) => b.score)];
+    const blockScores = [
+      ...violatedPolicy.filter((r) => r.mode === 'block').map((r) => r.score),
+      ...violatedBuiltins.filter((b) => b.mode === 'block').map((b) => b.score),
+    ];
+    const observeScores = [
+      ...violatedPolicy.filter((r) => r.mode === 'observe').map((r) => r.score),
+      ...violatedBuiltins.filter((b) => b.mode === 'observe').map((b) => b.score),
+    ];
     const violation = blockScores.length > 0 ? Math.max(...blockScores) : 0;
-    const observeViolation = blockScores.length === 0 && observeScores.length > 0 ? Math.max(...observeScores) : null;
+    const observeViolation =
+      blockScores.length === 0 && observeScores.length > 0 ? Math.max(...observeScores) : null;
 
     const descriptions: ViolatedRuleDescription[] = [
-      ...violatedPolicy.map((r) => ({ rule: r.rule, name: r.name, description: ev.rules.find((x) => x.index === r.rule)?.plan.description ?? '' })),
+      ...violatedPolicy.map((r) => ({
+        rule: r.rule,
+        name: r.name,
+        description: ev.rules.find((x) => x.index === r.rule)?.plan.description ?? '',
+      })),
       ...violatedBuiltins.map((b) => ({ rule: 0, name: b.name, description: b.description })),
     ];
     const ipi = ev.indirect.score >= ev.ipiThreshold;
@@ -463,16 +744,43 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       phase: ev.parts.phase,
       mode: ev.profile.mode,
       thresholds: { violation: t.violation, jailbreak: t.jailbreak, ipi: ev.ipiThreshold },
-      jailbreak: { score: jb?.score ?? 0, local_score: r3(ev.jailbreak.score), threshold: t.jailbreak, violated: jb?.violated ?? false, spans: ev.jailbreak.spans, text: ev.jailbreak.variant },
-      injection: { score: r3(ev.injection.score), spans: ev.injection.spans, text: ev.injection.variant },
-      indirect_injection: { score: ev.indirect.score, threshold: ev.ipiThreshold, detected: ipi, sources: ev.indirect.sources },
+      jailbreak: {
+        score: jb?.score ?? 0,
+        local_score: r3(ev.jailbreak.score),
+        threshold: t.jailbreak,
+        violated: jb?.violated ?? false,
+        spans: ev.jailbreak.spans,
+        text: ev.jailbreak.variant,
+      },
+      injection: {
+        score: r3(ev.injection.score),
+        spans: ev.injection.spans,
+        text: ev.injection.variant,
+      },
+      indirect_injection: {
+        score: ev.indirect.score,
+        threshold: ev.ipiThreshold,
+        detected: ipi,
+        sources: ev.indirect.sources,
+      },
       harm: ev.harm
-        ? { score: r3(ev.harm.any.score), categories: Object.fromEntries(HARM_CATEGORIES.map((c) => [c, r3(ev.harm?.categories[c].score ?? 0)])) }
+        ? {
+            score: r3(ev.harm.any.score),
+            categories: Object.fromEntries(
+              HARM_CATEGORIES.map((c) => [c, r3(ev.harm?.categories[c].score ?? 0)]),
+            ),
+          }
         : { score: 0, categories: {} },
       mutation: { detected: mutation, evidence: ev.mutationEvidence },
       ...ev.scannerOutput,
       rules: ruleScores,
-      builtin_rules: ev.builtins.map((b) => ({ name: b.name, mode: b.mode, score: b.score, threshold: b.threshold, violated: b.violated })),
+      builtin_rules: ev.builtins.map((b) => ({
+        name: b.name,
+        mode: b.mode,
+        score: b.score,
+        threshold: b.threshold,
+        violated: b.violated,
+      })),
     };
     if (judgeInfo) scannerOutput.judge = judgeInfo.summary;
     if (ev.notes.length > 0) scannerOutput.notes = ev.notes;
@@ -498,7 +806,10 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   function scoreSync(request: ScoreRequest): ScoreResult {
     try {
       const ev = evaluateLocal(request);
-      if (request.reasoning_mode !== 'off') ev.notes.push(`reasoning_mode ${request.reasoning_mode} requested on the synchronous path: local detectors only`);
+      if (request.reasoning_mode !== 'off')
+        ev.notes.push(
+          `reasoning_mode ${request.reasoning_mode} requested on the synchronous path: local detectors only`,
+        );
       return finalize(ev, null);
     } catch (e) {
       return errorScoreResult(request, e);
@@ -515,21 +826,46 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     }
     if (request.reasoning_mode === 'off') return finalize(ev, null);
     if (!judge) {
-      return finalize(ev, { applied: new Map(), outputTokens: 0, summary: { consulted: false, reason: 'no judge model configured' }, lines: [`reasoning_mode ${request.reasoning_mode}: no judge model is configured, so the local detectors answered.`] });
+      return finalize(ev, {
+        applied: new Map(),
+        outputTokens: 0,
+        summary: { consulted: false, reason: 'no judge model configured' },
+        lines: [
+          `reasoning_mode ${request.reasoning_mode}: no judge model is configured, so the local detectors answered.`,
+        ],
+      });
     }
     const candidates = selectForJudge(ev, request.reasoning_mode, band);
     if (candidates.length === 0) {
-      return finalize(ev, { applied: new Map(), outputTokens: 0, summary: { consulted: false, reason: 'all local scores confident' }, lines: ['reasoning_mode hybrid: every local score was clearly above or below its threshold, so the judge was not consulted.'] });
+      return finalize(ev, {
+        applied: new Map(),
+        outputTokens: 0,
+        summary: { consulted: false, reason: 'all local scores confident' },
+        lines: [
+          'reasoning_mode hybrid: every local score was clearly above or below its threshold, so the judge was not consulted.',
+        ],
+      });
     }
     let outcome: JudgeOutcome;
     try {
       outcome = await judge.evaluate(
-        { phase: ev.parts.phase, transcript: renderTranscript(request), decoded: ev.decodedForJudge, rules: candidates, withReasoning: request.reasoning_mode === 'thinking' },
+        {
+          phase: ev.parts.phase,
+          transcript: renderTranscript(request),
+          decoded: ev.decodedForJudge,
+          rules: candidates,
+          withReasoning: request.reasoning_mode === 'thinking',
+        },
         signal,
       );
     } catch (e) {
       if (signal?.aborted) throw e;
-      outcome = { ok: false, error: e instanceof Error ? e.message : String(e), outputTokens: 0, latencyMs: 0 };
+      outcome = {
+        ok: false,
+        error: e instanceof Error ? e.message : String(e),
+        outputTokens: 0,
+        latencyMs: 0,
+      };
     }
     return finalize(ev, applyJudge(ev, candidates, outcome, request.reasoning_mode));
   }
@@ -547,35 +883,59 @@ interface JudgeApplied {
   lines: string[];
 }
 
-function selectForJudge(ev: LocalEvaluation, mode: 'hybrid' | 'thinking', band: HybridBand): JudgeRuleInput[] {
+function selectForJudge(
+  ev: LocalEvaluation,
+  mode: 'hybrid' | 'thinking',
+  band: HybridBand,
+): JudgeRuleInput[] {
   const out: JudgeRuleInput[] = [];
   const t = ev.thresholds;
-  const uncertain = (s: number, threshold: number): boolean => s >= threshold - band.below && s < threshold + band.above;
+  const uncertain = (s: number, threshold: number): boolean =>
+    s >= threshold - band.below && s < threshold + band.above;
   for (const r of ev.rules) {
     const e = r.evaluation;
     const certainExact = e.deterministic >= t.violation;
     const pick =
       mode === 'thinking' ||
-      (!certainExact && (uncertain(e.score, t.violation) || (e.confidence === 'low' && e.score >= 0.15)));
+      (!certainExact &&
+        (uncertain(e.score, t.violation) || (e.confidence === 'low' && e.score >= 0.15)));
     if (pick) out.push({ id: String(r.index), name: r.plan.name, description: r.plan.description });
   }
   // The jailbreak threshold is low (0.3 by default): a band below it of half the threshold keeps
   // ordinary prompts (calibrated scores near 0) away from the judge.
   const jb = ev.jailbreak.score;
   if (mode === 'thinking' || (jb >= t.jailbreak * 0.5 && jb < t.jailbreak + band.above)) {
-    out.push({ id: 'jailbreak', name: 'jailbreak', description: 'The user input tries to make the model ignore its rules or safety guidelines (jailbreak).' });
+    out.push({
+      id: 'jailbreak',
+      name: 'jailbreak',
+      description:
+        'The user input tries to make the model ignore its rules or safety guidelines (jailbreak).',
+    });
   }
   return out;
 }
 
-function applyJudge(ev: LocalEvaluation, candidates: JudgeRuleInput[], outcome: JudgeOutcome, mode: 'hybrid' | 'thinking'): JudgeApplied {
+function applyJudge(
+  ev: LocalEvaluation,
+  candidates: JudgeRuleInput[],
+  outcome: JudgeOutcome,
+  mode: 'hybrid' | 'thinking',
+): JudgeApplied {
   const ids = candidates.map((c) => c.id);
   if (!outcome.ok) {
     return {
       applied: new Map(),
       outputTokens: outcome.outputTokens,
-      summary: { consulted: true, ok: false, error: outcome.error, rules: ids, latency_ms: outcome.latencyMs },
-      lines: [`reasoning_mode ${mode}: the judge failed (${outcome.error}); local scores were used for every rule.`],
+      summary: {
+        consulted: true,
+        ok: false,
+        error: outcome.error,
+        rules: ids,
+        latency_ms: outcome.latencyMs,
+      },
+      lines: [
+        `reasoning_mode ${mode}: the judge failed (${outcome.error}); local scores were used for every rule.`,
+      ],
     };
   }
   const applied = new Map<string, { score: number; violated: boolean; reasoning: string }>();
@@ -593,14 +953,28 @@ function applyJudge(ev: LocalEvaluation, candidates: JudgeRuleInput[], outcome: 
     const score = r3(Math.max(v.score, floor));
     applied.set(id, { score, violated: v.violated, reasoning: v.reasoning });
     const label = rule ? `rule ${id} '${rule.plan.name}'` : 'jailbreak';
-    if (mode === 'thinking' || v.reasoning) lines.push(`Judge on ${label}: ${v.violated ? 'violated' : 'not violated'} (${score})${v.reasoning ? ` — ${v.reasoning}` : ''}`);
+    if (mode === 'thinking' || v.reasoning)
+      lines.push(
+        `Judge on ${label}: ${v.violated ? 'violated' : 'not violated'} (${score})${v.reasoning ? ` — ${v.reasoning}` : ''}`,
+      );
   }
-  if (missing.length > 0) lines.push(`The judge gave no verdict for ${missing.join(', ')}; local scores kept there.`);
+  if (missing.length > 0)
+    lines.push(`The judge gave no verdict for ${missing.join(', ')}; local scores kept there.`);
   return {
     applied,
     outputTokens: outcome.outputTokens,
-    summary: { consulted: true, ok: true, model: outcome.model, rules: ids, missing, latency_ms: outcome.latencyMs },
-    lines: [`reasoning_mode ${mode}: judge ${outcome.model} consulted on ${ids.length} item(s).`, ...lines],
+    summary: {
+      consulted: true,
+      ok: true,
+      model: outcome.model,
+      rules: ids,
+      missing,
+      latency_ms: outcome.latencyMs,
+    },
+    lines: [
+      `reasoning_mode ${mode}: judge ${outcome.model} consulted on ${ids.length} item(s).`,
+      ...lines,
+    ],
   };
 }
 
@@ -613,7 +987,8 @@ function renderTranscript(request: ScoreRequest): string {
   }
   let text = parts.join('\n\n');
   // Keep the end: the checked turn is last.
-  if (text.length > MAX_TRANSCRIPT_CHARS) text = `[... earlier conversation truncated ...]\n${text.slice(-MAX_TRANSCRIPT_CHARS)}`;
+  if (text.length > MAX_TRANSCRIPT_CHARS)
+    text = `[... earlier conversation truncated ...]\n${text.slice(-MAX_TRANSCRIPT_CHARS)}`;
   return text;
 }
 
@@ -636,7 +1011,9 @@ function buildReasoning(
   );
   const violated = rules.filter((r) => r.violated);
   for (const r of violated) {
-    lines.push(`Rule ${r.rule} '${r.name}' (${r.mode}) violated: ${r.score} >= ${r.threshold}, from ${r.source}${r.evidence.length > 0 ? `; ${r.evidence.join('; ')}` : ''}.`);
+    lines.push(
+      `Rule ${r.rule} '${r.name}' (${r.mode}) violated: ${r.score} >= ${r.threshold}, from ${r.source}${r.evidence.length > 0 ? `; ${r.evidence.join('; ')}` : ''}.`,
+    );
   }
   const jb = ev.builtins[0];
   if (jb) {
@@ -647,31 +1024,47 @@ function buildReasoning(
     );
   }
   for (const b of ev.builtins.slice(1)) {
-    if (b.violated) lines.push(`Built-in rule '${b.name}' (${b.mode}) violated: ${b.score} (${b.evidence.join('; ')}).`);
+    if (b.violated)
+      lines.push(
+        `Built-in rule '${b.name}' (${b.mode}) violated: ${b.score} (${b.evidence.join('; ')}).`,
+      );
   }
   if (violated.length === 0 && rules.length > 0) {
     const top = [...rules].sort((a, b) => b.score - a.score)[0];
-    if (top) lines.push(`No policy rule reached its threshold; the highest was rule ${top.rule} '${top.name}' at ${top.score} (${top.source}).`);
+    if (top)
+      lines.push(
+        `No policy rule reached its threshold; the highest was rule ${top.rule} '${top.name}' at ${top.score} (${top.source}).`,
+      );
   }
   for (const r of rules) {
     const plan = ev.rules.find((x) => x.index === r.rule)?.plan;
     if (r.confidence === 'low' && plan && plan.mapped.length === 0) {
-      lines.push(`Rule ${r.rule} '${r.name}' maps to no detector; it was scored by lexical relevance only (low confidence).`);
+      lines.push(
+        `Rule ${r.rule} '${r.name}' maps to no detector; it was scored by lexical relevance only (low confidence).`,
+      );
     } else if (r.confidence === 'low') {
       lines.push(`Rule ${r.rule} '${r.name}' was scored by ${r.source} only (low confidence).`);
     }
     for (const n of plan?.notes ?? []) lines.push(`Rule ${r.rule} '${r.name}': ${n}.`);
   }
-  if (violation === 0 && observeViolation !== null) lines.push(`Only observe rules were violated: violation is 0 and observe_violation is ${observeViolation}.`);
+  if (violation === 0 && observeViolation !== null)
+    lines.push(
+      `Only observe rules were violated: violation is 0 and observe_violation is ${observeViolation}.`,
+    );
   if (ev.mutationEvidence.length > 0) {
-    lines.push(`Disguised input (mutation): ${ev.mutationEvidence.map((e) => e.detail).join('; ')}. The normalised and decoded text was scored.`);
+    lines.push(
+      `Disguised input (mutation): ${ev.mutationEvidence.map((e) => e.detail).join('; ')}. The normalised and decoded text was scored.`,
+    );
   }
   if (ipi) {
     const worst = [...ev.indirect.sources].sort((a, b) => b.score - a.score)[0];
-    lines.push(`Indirect prompt injection: ${worst?.origin ?? 'third-party content'} carries instructions aimed at the model (${ev.indirect.score} >= ${ev.ipiThreshold}).`);
+    lines.push(
+      `Indirect prompt injection: ${worst?.origin ?? 'third-party content'} carries instructions aimed at the model (${ev.indirect.score} >= ${ev.ipiThreshold}).`,
+    );
   }
   if (judgeInfo) lines.push(...judgeInfo.lines);
-  else if (ev.request.reasoning_mode === 'off') lines.push('reasoning_mode off: local detectors only.');
+  else if (ev.request.reasoning_mode === 'off')
+    lines.push('reasoning_mode off: local detectors only.');
   for (const n of ev.notes) lines.push(`Note: ${n}.`);
   return lines.join('\n');
 }

@@ -47,7 +47,13 @@ const BASE: Omit<ModeProfile, 'mode' | 'known'> = {
 const PROFILES: Record<EngineMode, ModeProfile> = {
   content_moderation: { ...BASE, mode: 'content_moderation', known: true },
   prompt_injection: { ...BASE, mode: 'prompt_injection', known: true, ipiIsViolation: true },
-  pii_protection: { ...BASE, mode: 'pii_protection', known: true, piiByDefault: true, redactByDefault: true },
+  pii_protection: {
+    ...BASE,
+    mode: 'pii_protection',
+    known: true,
+    piiByDefault: true,
+    redactByDefault: true,
+  },
   coding_agent: {
     ...BASE,
     mode: 'coding_agent',

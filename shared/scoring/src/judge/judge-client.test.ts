@@ -13,9 +13,20 @@ import { createJudgeClient, extractJsonObject } from './judge-client.js';
 interface Recorded {
   path: string;
   headers: IncomingMessage['headers'];
-  body: { model: string; messages: Array<{ role: string; content: string }>; response_format?: unknown; temperature?: number };
+  body: {
+    model: string;
+    messages: Array<{ role: string; content: string }>;
+    response_format?: unknown;
+    temperature?: number;
+  };
 }
-type Script = (body: Recorded['body']) => { status?: number; delayMs?: number; content?: string; raw?: string; usage?: boolean };
+type Script = (body: Recorded['body']) => {
+  status?: number;
+  delayMs?: number;
+  content?: string;
+  raw?: string;
+  usage?: boolean;
+};
 
 let server: Server;
 let baseUrl: string;
@@ -72,20 +83,36 @@ function askedIds(r: Recorded): string[] {
 
 const detectors = createStubDetectors({
   harm: {
-    weapons: [{ phrase: 'wpn-alpha score six', score: 0.6 }, { phrase: 'wpn-alpha score nine', score: 0.95 }],
+    weapons: [
+      { phrase: 'wpn-alpha score six', score: 0.6 },
+      { phrase: 'wpn-alpha score nine', score: 0.95 },
+    ],
     fraud: [{ phrase: 'frd-beta score four', score: 0.4 }],
   },
   jailbreak: [{ phrase: 'borderline persona', score: 0.3 }],
 });
-const WEAPONS: ScoreRule = { name: 'weapons', description: 'No weapons or explosives.', mode: 'block' };
+const WEAPONS: ScoreRule = {
+  name: 'weapons',
+  description: 'No weapons or explosives.',
+  mode: 'block',
+};
 const FRAUD: ScoreRule = { name: 'fraud', description: 'No fraud or scams.', mode: 'block' };
-const CODENAME: ScoreRule = { name: 'codename', description: 'Never say "Blue Harbor".', mode: 'block' };
+const CODENAME: ScoreRule = {
+  name: 'codename',
+  description: 'Never say "Blue Harbor".',
+  mode: 'block',
+};
 
 function req(text: string, over: Partial<ScoreRequest> = {}): ScoreRequest {
   return {
     messages: [{ role: 'user', content: text }],
     rules: [WEAPONS, FRAUD],
-    thresholds: { pre_violation_threshold: 0.5, pre_jb_threshold: 0.5, post_violation_threshold: 0.5, post_violation_jb_threshold: 0.5 },
+    thresholds: {
+      pre_violation_threshold: 0.5,
+      pre_jb_threshold: 0.5,
+      post_violation_threshold: 0.5,
+      post_violation_jb_threshold: 0.5,
+    },
     mode: 'content_moderation',
     scanners_config: {},
     reasoning_mode: 'thinking',
@@ -93,16 +120,30 @@ function req(text: string, over: Partial<ScoreRequest> = {}): ScoreRequest {
   };
 }
 
-const engineWith = (timeoutMs = 2000) => createLocalEngine({ detectors, judge: { baseUrl, model: 'judge-test-1', apiKey: 'test-key', timeoutMs } });
+const engineWith = (timeoutMs = 2000) =>
+  createLocalEngine({
+    detectors,
+    judge: { baseUrl, model: 'judge-test-1', apiKey: 'test-key', timeoutMs },
+  });
 
 describe('judge over the OpenAI chat-completions wire format', () => {
   it('thinking: asks about every rule and the jailbreak signal, and uses the verdicts', async () => {
     script = () => ({
       content: JSON.stringify({
         verdicts: [
-          { id: '1', violated: false, score: 0.1, reasoning: 'Asks about museum history, not how to make anything.' },
+          {
+            id: '1',
+            violated: false,
+            score: 0.1,
+            reasoning: 'Asks about museum history, not how to make anything.',
+          },
           { id: '2', violated: true, score: 0.8, reasoning: 'Plans a scam.' },
-          { id: 'jailbreak', violated: false, score: 0.05, reasoning: 'No attempt to change the rules.' },
+          {
+            id: 'jailbreak',
+            violated: false,
+            score: 0.05,
+            reasoning: 'No attempt to change the rules.',
+          },
         ],
       }),
     });
@@ -120,41 +161,61 @@ describe('judge over the OpenAI chat-completions wire format', () => {
     expect(r.output_tokens).toBe(42);
     expect(r.reasoning).toContain('Plans a scam.');
     expect(r.reasoning).toContain("Judge on rule 1 'weapons': not violated");
-    expect(r.scanner_output.judge).toMatchObject({ consulted: true, ok: true, model: 'judge-test-1' });
+    expect(r.scanner_output.judge).toMatchObject({
+      consulted: true,
+      ok: true,
+      model: 'judge-test-1',
+    });
   });
 
   it('hybrid: only uncertain rules go to the judge', async () => {
-    script = () => ({ content: '{"verdicts":[{"id":"2","violated":true,"score":0.7,"reasoning":"scam"}]}' });
-    const r = await engineWith().score(req('wpn-alpha score nine; frd-beta score four', { reasoning_mode: 'hybrid' }));
+    script = () => ({
+      content: '{"verdicts":[{"id":"2","violated":true,"score":0.7,"reasoning":"scam"}]}',
+    });
+    const r = await engineWith().score(
+      req('wpn-alpha score nine; frd-beta score four', { reasoning_mode: 'hybrid' }),
+    );
     expect(recorded.map(askedIds)).toEqual([['2']]);
     expect(r.violated_rules).toEqual([1, 2]);
     expect(r.violation).toBe(0.95);
   });
 
   it('hybrid: confident local scores never call the judge', async () => {
-    const r = await engineWith().score(req('wpn-alpha score nine', { reasoning_mode: 'hybrid', rules: [WEAPONS] }));
+    const r = await engineWith().score(
+      req('wpn-alpha score nine', { reasoning_mode: 'hybrid', rules: [WEAPONS] }),
+    );
     expect(recorded).toHaveLength(0);
     expect(r.output_tokens).toBe(0);
     expect(r.reasoning).toContain('judge was not consulted');
   });
 
   it('hybrid: an uncertain jailbreak score is escalated too', async () => {
-    script = () => ({ content: '{"verdicts":[{"id":"jailbreak","violated":true,"score":0.9,"reasoning":"persona"}]}' });
-    const r = await engineWith().score(req('borderline persona', { reasoning_mode: 'hybrid', rules: [] }));
+    script = () => ({
+      content:
+        '{"verdicts":[{"id":"jailbreak","violated":true,"score":0.9,"reasoning":"persona"}]}',
+    });
+    const r = await engineWith().score(
+      req('borderline persona', { reasoning_mode: 'hybrid', rules: [] }),
+    );
     expect(recorded.map(askedIds)).toEqual([['jailbreak']]);
     expect(r.violation).toBe(0.9);
     expect(r.violated_rule_descriptions.map((d) => d.name)).toEqual(['jailbreak']);
   });
 
   it('a judge cannot talk down an exact phrase match', async () => {
-    script = () => ({ content: '{"verdicts":[{"id":"1","violated":false,"score":0.0,"reasoning":"fine"}]}' });
+    script = () => ({
+      content: '{"verdicts":[{"id":"1","violated":false,"score":0.0,"reasoning":"fine"}]}',
+    });
     const r = await engineWith().score(req('we meet at blue harbor', { rules: [CODENAME] }));
     expect(r.violated_rules).toEqual([1]);
     expect(r.violation).toBe(0.95);
   });
 
   it('accepts fenced JSON and counts tokens when usage is missing', async () => {
-    script = () => ({ content: '```json\n{"verdicts":[{"id":"1","violated":true,"score":0.9}]}\n```', usage: false });
+    script = () => ({
+      content: '```json\n{"verdicts":[{"id":"1","violated":true,"score":0.9}]}\n```',
+      usage: false,
+    });
     const r = await engineWith().score(req('wpn-alpha score six', { rules: [WEAPONS] }));
     expect(r.violated_rules).toEqual([1]);
     expect(r.output_tokens).toBeGreaterThan(5);
@@ -174,8 +235,16 @@ describe('judge over the OpenAI chat-completions wire format', () => {
 
   it.each([
     ['prose instead of JSON', { content: 'I think rule 1 is fine.' }, 'answer is not valid JSON'],
-    ['JSON of the wrong shape', { content: '{"verdicts":[{"rule":1,"ok":"yes"}]}' }, 'do not match the expected schema'],
-    ['a score out of range', { content: '{"verdicts":[{"id":"1","violated":true,"score":7}]}' }, 'do not match the expected schema'],
+    [
+      'JSON of the wrong shape',
+      { content: '{"verdicts":[{"rule":1,"ok":"yes"}]}' },
+      'do not match the expected schema',
+    ],
+    [
+      'a score out of range',
+      { content: '{"verdicts":[{"id":"1","violated":true,"score":7}]}' },
+      'do not match the expected schema',
+    ],
     ['a non-completion body', { raw: '{"hello":"world"}' }, 'not a chat completion'],
     ['an HTTP error', { status: 500, raw: '{"error":{"message":"boom"}}' }, 'HTTP 500'],
   ])('falls back to local scores on %s', async (_label, answer, message) => {
@@ -203,7 +272,10 @@ describe('judge over the OpenAI chat-completions wire format', () => {
   });
 
   it('an unreachable judge is a fallback, not an error', async () => {
-    const engine = createLocalEngine({ detectors, judge: { baseUrl: 'http://127.0.0.1:9/v1', model: 'x', timeoutMs: 1000 } });
+    const engine = createLocalEngine({
+      detectors,
+      judge: { baseUrl: 'http://127.0.0.1:9/v1', model: 'x', timeoutMs: 1000 },
+    });
     const r = await engine.score(req('wpn-alpha score six'));
     expect(r.error).toBe(false);
     expect(r.reasoning).toMatch(/judge (unreachable|timed out)/);
@@ -212,9 +284,21 @@ describe('judge over the OpenAI chat-completions wire format', () => {
   it('the client can be used on its own and sends the checked side and decoded content', async () => {
     script = () => ({ content: '{"verdicts":[{"id":"a","violated":false}]}' });
     const judge = createJudgeClient({ baseUrl: `${baseUrl}/`, model: 'm', jsonMode: false });
-    const out = await judge.evaluate({ phase: 'output', transcript: '[user] hi', decoded: ['[base64] hidden words'], rules: [{ id: 'a', name: 'n', description: 'd' }], withReasoning: false });
+    const out = await judge.evaluate({
+      phase: 'output',
+      transcript: '[user] hi',
+      decoded: ['[base64] hidden words'],
+      rules: [{ id: 'a', name: 'n', description: 'd' }],
+      withReasoning: false,
+    });
     expect(out.ok).toBe(true);
-    if (out.ok) expect(out.verdicts.get('a')).toEqual({ id: 'a', violated: false, score: 0.1, reasoning: '' });
+    if (out.ok)
+      expect(out.verdicts.get('a')).toEqual({
+        id: 'a',
+        violated: false,
+        score: 0.1,
+        reasoning: '',
+      });
     const prompt = recorded[0]?.body.messages[1]?.content ?? '';
     expect(prompt).toContain('final assistant turn');
     expect(prompt).toContain('hidden words');

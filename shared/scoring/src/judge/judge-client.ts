@@ -49,7 +49,13 @@ export interface JudgeVerdict {
 }
 
 export type JudgeOutcome =
-  | { ok: true; verdicts: Map<string, JudgeVerdict>; outputTokens: number; latencyMs: number; model: string }
+  | {
+      ok: true;
+      verdicts: Map<string, JudgeVerdict>;
+      outputTokens: number;
+      latencyMs: number;
+      model: string;
+    }
   | { ok: false; error: string; outputTokens: number; latencyMs: number };
 
 export interface Judge {
@@ -70,7 +76,10 @@ const ChatCompletionSchema = z.object({
   choices: z
     .array(z.object({ message: z.object({ content: z.string().nullable().optional() }) }))
     .min(1),
-  usage: z.object({ completion_tokens: z.number().int().nonnegative().optional() }).partial().optional(),
+  usage: z
+    .object({ completion_tokens: z.number().int().nonnegative().optional() })
+    .partial()
+    .optional(),
 });
 
 const SYSTEM_PROMPT = [
@@ -87,19 +96,25 @@ const SYSTEM_PROMPT = [
 ].join('\n');
 
 function buildUserPrompt(input: JudgeInput): string {
-  const side = input.phase === 'output' ? 'the final assistant turn (model output)' : 'the user input';
+  const side =
+    input.phase === 'output' ? 'the final assistant turn (model output)' : 'the user input';
   const rules = input.rules.map((r) => `- id "${r.id}": ${r.name}: ${r.description}`).join('\n');
   const decoded =
     input.decoded.length > 0
       ? `\n\nThe scorer decoded hidden or obfuscated content from the conversation:\n<decoded>\n${input.decoded.join('\n---\n')}\n</decoded>`
       : '';
-  const reasoning = input.withReasoning ? 'Give a short reasoning for every rule.' : 'Keep "reasoning" to a few words.';
+  const reasoning = input.withReasoning
+    ? 'Give a short reasoning for every rule.'
+    : 'Keep "reasoning" to a few words.';
   return `Checked side: ${side}.\n\nRules:\n${rules}\n\n<conversation>\n${input.transcript}\n</conversation>${decoded}\n\n${reasoning}`;
 }
 
 /** Pull the JSON object out of an answer that may be fenced or wrapped in prose. */
 export function extractJsonObject(text: string): unknown {
-  const trimmed = text.trim().replace(/^```(?:json)?\s*/i, '').replace(/\s*```$/, '');
+  const trimmed = text
+    .trim()
+    .replace(/^```(?:json)?\s*/i, '')
+    .replace(/\s*```$/, '');
   try {
     return JSON.parse(trimmed);
   } catch {
@@ -129,28 +144,58 @@ export function createJudgeClient(config: JudgeConfig): Judge {
         ],
       };
       if (config.jsonMode ?? true) body.response_format = { type: 'json_object' };
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...(config.headers ?? {}) };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        ...(config.headers ?? {}),
+      };
       if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
 
       let raw: string;
       let status: number;
       try {
-        const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: combined });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          signal: combined,
+        });
         status = res.status;
         raw = await res.text();
       } catch (e) {
-        if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
-        if (timeout.aborted) return { ok: false, error: `judge timed out after ${timeoutMs} ms`, outputTokens: 0, latencyMs: elapsed() };
-        return { ok: false, error: `judge unreachable: ${e instanceof Error ? e.message : String(e)}`, outputTokens: 0, latencyMs: elapsed() };
+        if (signal?.aborted)
+          throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+        if (timeout.aborted)
+          return {
+            ok: false,
+            error: `judge timed out after ${timeoutMs} ms`,
+            outputTokens: 0,
+            latencyMs: elapsed(),
+          };
+        return {
+          ok: false,
+          error: `judge unreachable: ${e instanceof Error ? e.message : String(e)}`,
+          outputTokens: 0,
+          latencyMs: elapsed(),
+        };
       }
       if (status < 200 || status >= 300) {
-        return { ok: false, error: `judge answered HTTP ${status}`, outputTokens: 0, latencyMs: elapsed() };
+        return {
+          ok: false,
+          error: `judge answered HTTP ${status}`,
+          outputTokens: 0,
+          latencyMs: elapsed(),
+        };
       }
       let completion: z.infer<typeof ChatCompletionSchema>;
       try {
         completion = ChatCompletionSchema.parse(JSON.parse(raw));
       } catch {
-        return { ok: false, error: 'judge response is not a chat completion', outputTokens: 0, latencyMs: elapsed() };
+        return {
+          ok: false,
+          error: 'judge response is not a chat completion',
+          outputTokens: 0,
+          latencyMs: elapsed(),
+        };
       }
       const content = completion.choices[0]?.message.content ?? '';
       const outputTokens = completion.usage?.completion_tokens ?? countTokens(content);
@@ -158,8 +203,16 @@ export function createJudgeClient(config: JudgeConfig): Judge {
       try {
         answer = JudgeAnswerSchema.parse(extractJsonObject(content));
       } catch (e) {
-        const why = e instanceof z.ZodError ? 'verdicts do not match the expected schema' : 'answer is not valid JSON';
-        return { ok: false, error: `judge answer rejected: ${why}`, outputTokens, latencyMs: elapsed() };
+        const why =
+          e instanceof z.ZodError
+            ? 'verdicts do not match the expected schema'
+            : 'answer is not valid JSON';
+        return {
+          ok: false,
+          error: `judge answer rejected: ${why}`,
+          outputTokens,
+          latencyMs: elapsed(),
+        };
       }
       const verdicts = new Map<string, JudgeVerdict>();
       for (const v of answer.verdicts) {
@@ -168,7 +221,13 @@ export function createJudgeClient(config: JudgeConfig): Judge {
         const score = v.violated ? Math.max(s, 0.5) : Math.min(s, 0.49);
         verdicts.set(v.id, { id: v.id, violated: v.violated, score, reasoning: v.reasoning ?? '' });
       }
-      return { ok: true, verdicts, outputTokens, latencyMs: elapsed(), model: completion.model ?? config.model };
+      return {
+        ok: true,
+        verdicts,
+        outputTokens,
+        latencyMs: elapsed(),
+        model: completion.model ?? config.model,
+      };
     },
   };
 }

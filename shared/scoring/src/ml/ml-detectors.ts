@@ -14,7 +14,10 @@ import {
 } from '../detectors.js';
 import { MlModel, type SegmentScores } from './ml-model.js';
 
-const MEMO_SIZE = 4;
+// The engine asks jailbreak, injection and harm in turn about the canonical text and each of up
+// to 8 decoded variants: with fewer than 9 entries every text of a payload-heavy input was scored
+// three times over (and one text per variant is ~1 ms per KB).
+const MEMO_SIZE = 12;
 /** Texts scored per call beyond this many UTF-16 units are scored on head and tail windows. */
 const MAX_SCORED_CHARS = 64_000;
 

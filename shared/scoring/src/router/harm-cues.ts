@@ -18,13 +18,16 @@ const CUES: Record<HarmCategory, string> = {
     'bomb bombs explosive explosives grenade detonator gun guns firearm firearms rifle pistol ammunition ammo silencer suppressor ' +
     'napalm thermite ied molotov sarin ricin anthrax bioweapon nerve weapon weapons missile landmine tnt semtex gunpowder ' +
     'nitroglycerin shrapnel pipe-bomb',
-  self_harm: 'suicide suicidal self-harm selfharm overdose anorexia bulimia cutting hang starve razor',
-  sexual: 'sex sexual sexually porn pornographic pornography nude nudes naked erotic orgasm nsfw genitals fetish masturbate explicit',
+  self_harm:
+    'suicide suicidal self-harm selfharm overdose anorexia bulimia cutting hang starve razor',
+  sexual:
+    'sex sexual sexually porn pornographic pornography nude nudes naked erotic orgasm nsfw genitals fetish masturbate explicit',
   // Words for minors alone are everyday vocabulary ("a trip with my kids"): they count for this
   // category only next to sexual vocabulary (see harmCues), except the unambiguous ones.
   sexual_minors: 'loli pedophile pedophilia csam',
   hate: 'hate hateful racist racism inferior subhuman vermin genocide supremacy supremacist slur bigot nazi ethnic immigrants',
-  harassment: 'insult harass harassment bully bullying humiliate threaten threat stalk doxx idiot stupid loser worthless ugly pathetic',
+  harassment:
+    'insult harass harassment bully bullying humiliate threaten threat stalk doxx idiot stupid loser worthless ugly pathetic',
   illegal_drugs:
     'meth methamphetamine cocaine heroin fentanyl lsd mdma ecstasy opium narcotic narcotics drug drugs cannabis marijuana weed ' +
     'crack dealer smuggle synthesize',
@@ -34,7 +37,8 @@ const CUES: Record<HarmCategory, string> = {
   fraud:
     'scam scams scammer fraud fraudulent phishing counterfeit launder laundering forged forge fake identity ponzi embezzle ' +
     'impersonate bribe steal stolen evasion',
-  extremism: 'terrorist terrorism terror isis jihad jihadist qaeda extremist extremism radicalize recruit manifesto militia',
+  extremism:
+    'terrorist terrorism terror isis jihad jihadist qaeda extremist extremism radicalize recruit manifesto militia',
   privacy: 'locate spy surveil surveillance doxx whereabouts stalk ssn',
 };
 
@@ -50,7 +54,11 @@ for (const [category, words] of Object.entries(CUES) as [HarmCategory, string][]
   }
 }
 
-const MINOR_STEMS = new Set('underage minor minors child children kid kids teen teens preteen schoolgirl schoolboy'.split(' ').map(stem));
+const MINOR_STEMS = new Set(
+  'underage minor minors child children kid kids teen teens preteen schoolgirl schoolboy'
+    .split(' ')
+    .map(stem),
+);
 
 /** Categories whose vocabulary occurs among the given content stems. */
 export function harmCues(stems: readonly string[]): Set<HarmCategory> {

@@ -24,7 +24,10 @@ export interface LexiconEntry {
   terms: string[];
 }
 
-const harm = (category: HarmCategory, terms: string): LexiconEntry => ({ target: { kind: 'harm', category }, terms: terms.split(',').map((t) => t.trim()) });
+const harm = (category: HarmCategory, terms: string): LexiconEntry => ({
+  target: { kind: 'harm', category },
+  terms: terms.split(',').map((t) => t.trim()),
+});
 
 export const RULE_LEXICON: LexiconEntry[] = [
   harm(
@@ -42,7 +45,10 @@ export const RULE_LEXICON: LexiconEntry[] = [
     'self harm, self-harm, selfharm, suicide, suicidal, self injury, cutting, overdose, kill myself, kill themselves, ' +
       'eating disorder, anorexia, bulimia, end my life, self destructive',
   ),
-  harm('sexual', 'sexual, sexually, sex, explicit, porn, pornography, pornographic, nsfw, nude, nudity, erotic, erotica, adult content, obscene, lewd'),
+  harm(
+    'sexual',
+    'sexual, sexually, sex, explicit, porn, pornography, pornographic, nsfw, nude, nudity, erotic, erotica, adult content, obscene, lewd',
+  ),
   harm(
     'sexual_minors',
     'minor, child, children, underage, csam, csem, kid, teen, teenager, child sexual abuse, grooming, child exploitation, pedophilia',
@@ -81,7 +87,10 @@ export const RULE_LEXICON: LexiconEntry[] = [
     'terrorism, terrorist, extremism, extremist, radicalization, radicalisation, radicalize, jihad, jihadist, militia, ' +
       'violent extremist, extremist group, propaganda, recruitment, neo nazi, insurgent',
   ),
-  harm('privacy', 'privacy, doxxing, surveillance, track someone, locate a person, home address, spy on, stalkerware, personal life'),
+  harm(
+    'privacy',
+    'privacy, doxxing, surveillance, track someone, locate a person, home address, spy on, stalkerware, personal life',
+  ),
   {
     target: { kind: 'jailbreak' },
     terms: [
@@ -233,35 +242,78 @@ export const RULE_LEXICON: LexiconEntry[] = [
 ];
 
 /** Which PII types a rule names. No specific type but a generic PII word means all types. */
-export const PII_TYPE_TERMS: Array<{ type: 'email' | 'phone' | 'credit_card' | 'national_id' | 'iban' | 'ip_address'; terms: string[] }> = [
+export const PII_TYPE_TERMS: Array<{
+  type: 'email' | 'phone' | 'credit_card' | 'national_id' | 'iban' | 'ip_address';
+  terms: string[];
+}> = [
   { type: 'email', terms: ['email address', 'e mail address', 'email'] },
-  { type: 'phone', terms: ['phone number', 'telephone number', 'mobile number', 'phone', 'telephone'] },
+  {
+    type: 'phone',
+    terms: ['phone number', 'telephone number', 'mobile number', 'phone', 'telephone'],
+  },
   { type: 'credit_card', terms: ['credit card', 'card number', 'payment card', 'debit card'] },
-  { type: 'national_id', terms: ['ssn', 'social security', 'national id', 'national identification', 'id number', 'tax id', 'passport number'] },
+  {
+    type: 'national_id',
+    terms: [
+      'ssn',
+      'social security',
+      'national id',
+      'national identification',
+      'id number',
+      'tax id',
+      'passport number',
+    ],
+  },
   { type: 'iban', terms: ['iban', 'bank account'] },
   { type: 'ip_address', terms: ['ip address'] },
 ];
 
-export const GENERIC_PII_TERMS = ['pii', 'personal data', 'personal information', 'personally identifiable', 'personal details', 'gdpr', 'contact details'];
+export const GENERIC_PII_TERMS = [
+  'pii',
+  'personal data',
+  'personal information',
+  'personally identifiable',
+  'personal details',
+  'gdpr',
+  'contact details',
+];
 
 /**
- * Built-in destructive-command patterns (coding agents). Our own patterns: linear, no nested
- * quantifiers.
+ * Built-in destructive-command patterns (coding agents). Our own patterns: no nested unbounded
+ * quantifiers, and every repetition that a match attempt can re-scan is bounded: real flag
+ * clusters are a few letters ("-rf", "-fdx") and a command has a handful of options, while
+ * `[a-zA-Z]*r[a-zA-Z]*f` on a 100,000-letter "flag" or `(?:-\S+\s+)*` restarted at every
+ * "-mkfs" of a long run took time quadratic in the input.
  */
 export const DESTRUCTIVE_PATTERNS: Array<{ label: string; re: RegExp }> = [
-  { label: 'recursive delete of a root/home path', re: /\brm\s+(?:-[a-zA-Z]*\s+)*-(?:[a-zA-Z]*r[a-zA-Z]*f|[a-zA-Z]*f[a-zA-Z]*r)[a-zA-Z]*\s+(?:--no-preserve-root\s+)?(?:\/|~|\*|\$HOME)(?=\s|$|;|&|\||`|"|')/ },
-  { label: 'filesystem format', re: /\bmkfs(?:\.\w+)?\s+(?:-\S+\s+)*\/dev\//},
-  { label: 'raw disk overwrite', re: /\bdd\s+[^\n]{0,80}\bof=\/dev\/(?:sd|nvme|hd|disk|xvd|vd|mmcblk)/ },
+  {
+    label: 'recursive delete of a root/home path',
+    re: /\brm\s+(?:-[a-zA-Z]{0,16}\s+){0,8}-(?:[a-zA-Z]{0,8}r[a-zA-Z]{0,8}f|[a-zA-Z]{0,8}f[a-zA-Z]{0,8}r)[a-zA-Z]{0,8}\s+(?:--no-preserve-root\s+)?(?:\/|~|\*|\$HOME)(?=\s|$|;|&|\||`|"|')/,
+  },
+  { label: 'filesystem format', re: /\bmkfs(?:\.\w+)?\s+(?:-\S+\s+){0,16}\/dev\// },
+  {
+    label: 'raw disk overwrite',
+    re: /\bdd\s+[^\n]{0,80}\bof=\/dev\/(?:sd|nvme|hd|disk|xvd|vd|mmcblk)/,
+  },
   { label: 'fork bomb', re: /:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:/ },
   { label: 'world-writable root', re: /\bchmod\s+-R\s+0?777\s+\/(?=\s|$)/ },
-  { label: 'force push', re: /\bgit\s+push\s+(?:[^\n;|&]{0,80}\s)?(?:--force(?!-with-lease)|-f)(?=\s|$)/ },
-  { label: 'hard reset / clean', re: /\bgit\s+(?:reset\s+--hard|clean\s+-[a-zA-Z]*f[a-zA-Z]*d[a-zA-Z]*|clean\s+-[a-zA-Z]*d[a-zA-Z]*f[a-zA-Z]*)/ },
+  {
+    label: 'force push',
+    re: /\bgit\s+push\s+(?:[^\n;|&]{0,80}\s)?(?:--force(?!-with-lease)|-f)(?=\s|$)/,
+  },
+  {
+    label: 'hard reset / clean',
+    re: /\bgit\s+(?:reset\s+--hard|clean\s+-[a-zA-Z]{0,8}f[a-zA-Z]{0,8}d|clean\s+-[a-zA-Z]{0,8}d[a-zA-Z]{0,8}f)/,
+  },
   { label: 'drop table/database', re: /\bdrop\s+(?:table|database|schema)\b/i },
   { label: 'truncate table', re: /\btruncate\s+table\b/i },
   { label: 'unfiltered delete', re: /\bdelete\s+from\s+[\w."`]+\s*;/i },
   { label: 'disk overwrite by redirect', re: />\s*\/dev\/(?:sd[a-z]|nvme\d)/ },
   { label: 'format drive', re: /\bformat\s+[a-zA-Z]:(?=\s|$)/ },
   { label: 'recursive delete of a drive', re: /\b(?:rd|rmdir)\s+\/s\s+\/q\s+[a-zA-Z]:\\/i },
-  { label: 'delete all cluster resources', re: /\bkubectl\s+delete\s+(?:ns\b|namespace\b|all\b|[^\n]{0,40}--all\b)/ },
+  {
+    label: 'delete all cluster resources',
+    re: /\bkubectl\s+delete\s+(?:ns\b|namespace\b|all\b|[^\n]{0,40}--all\b)/,
+  },
   { label: 'infrastructure destroy', re: /\bterraform\s+destroy\b/ },
 ];

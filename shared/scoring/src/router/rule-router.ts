@@ -19,7 +19,12 @@ import { compileSafeRegex, SafeRegexError, type SafeRegex } from '../scanners/sa
 import type { PiiType } from '../scanners/scanners-config.js';
 import { COMMON_WORDS, STOPWORDS } from '../text/word-lists.js';
 import { stem, tokenizeWords } from '../text/words.js';
-import { GENERIC_PII_TERMS, PII_TYPE_TERMS, RULE_LEXICON, type RouteTarget } from './rule-lexicon.js';
+import {
+  GENERIC_PII_TERMS,
+  PII_TYPE_TERMS,
+  RULE_LEXICON,
+  type RouteTarget,
+} from './rule-lexicon.js';
 
 export interface RulePlan {
   name: string;
@@ -74,11 +79,29 @@ for (const entry of RULE_LEXICON) {
   }
 }
 
-const stemPhrase = (p: string): string => tokenizeWords(p).map((t) => stem(t.word)).join(' ');
-const PII_TYPE_INDEX = PII_TYPE_TERMS.map((e) => ({ type: e.type, stems: e.terms.map(stemPhrase) }));
+const stemPhrase = (p: string): string =>
+  tokenizeWords(p)
+    .map((t) => stem(t.word))
+    .join(' ');
+const PII_TYPE_INDEX = PII_TYPE_TERMS.map((e) => ({
+  type: e.type,
+  stems: e.terms.map(stemPhrase),
+}));
 const GENERIC_PII = GENERIC_PII_TERMS.map(stemPhrase);
-const STRONG_MINOR_TERMS = new Set(['csam', 'csem', 'child sexual abuse', 'groom', 'child exploitation', 'pedophilia'].map(stemPhrase));
-const INJECTION_GATE = new Set(['instruction', 'injection', 'inject', 'prompt', 'command', 'hidden', 'jailbreak']);
+const STRONG_MINOR_TERMS = new Set(
+  ['csam', 'csem', 'child sexual abuse', 'groom', 'child exploitation', 'pedophilia'].map(
+    stemPhrase,
+  ),
+);
+const INJECTION_GATE = new Set([
+  'instruction',
+  'injection',
+  'inject',
+  'prompt',
+  'command',
+  'hidden',
+  'jailbreak',
+]);
 const LEAK_GATE = new Set(['prompt', 'instruction', 'system']);
 const GENERIC_LEAK_TERMS = new Set(['leak', 'leakage'].map(stemPhrase));
 
@@ -88,12 +111,15 @@ function targetKey(t: RouteTarget): string {
 
 // ---- extraction of rule forms -----------------------------------------------------------------
 
-const QUOTED_RE = /"([^"\n]{1,120})"|“([^”\n]{1,120})”|(?<![\p{L}\p{N}])'([^'\n]{2,60})'(?![\p{L}\p{N}])|`([^`\n]{1,120})`/gu;
-const REGEX_SLASH_RE = /\b(?:regex|regexp|regular expression|pattern|matching|matches|match)\b\s*:?\s*\/((?:\\.|[^/\\\n]){1,500})\/([gimsuy]{0,6})/gi;
+const QUOTED_RE =
+  /"([^"\n]{1,120})"|“([^”\n]{1,120})”|(?<![\p{L}\p{N}])'([^'\n]{2,60})'(?![\p{L}\p{N}])|`([^`\n]{1,120})`/gu;
+const REGEX_SLASH_RE =
+  /\b(?:regex|regexp|regular expression|pattern|matching|matches|match)\b\s*:?\s*\/((?:\\.|[^/\\\n]){1,500})\/([gimsuy]{0,6})/gi;
 const REGEX_TICK_RE = /\b(?:regex|regexp|regular expression|pattern)\b\s*:?\s*`([^`\n]{1,500})`/gi;
 const MENTION_RE =
   /\b(?:mention|mentions|mentioning|say|says|saying|name|naming|recommend|recommending|promote|promoting|endorse|endorsing|discuss|discussing|talk about|talking about|refer to|referring to|use the (?:words?|terms?|phrases?|names?))\s+(?:the\s+|any\s+|our\s+)?(?:(?:words?|terms?|phrases?|names?|brands?|competitors?|compan(?:y|ies)|products?|topics?|subjects?)\s+)?(?:(?:like|such as|including|e\.g\.)\s+|:\s*)?([^.;\n]{1,300})/gi;
-const NOUN_LIST_RE = /\b(?:words?|terms?|phrases?|names?|brands?|competitors?|compan(?:y|ies)|products?)\s*(?:like|such as|including|e\.g\.|:)\s+([^.;\n]{1,300})/gi;
+const NOUN_LIST_RE =
+  /\b(?:words?|terms?|phrases?|names?|brands?|competitors?|compan(?:y|ies)|products?)\s*(?:like|such as|including|e\.g\.|:)\s+([^.;\n]{1,300})/gi;
 const TOPIC_RES: RegExp[] = [
   /\bonly\s+(?:talk|discuss|answer|respond|help|chat|write|speak|reply|converse)(?:s|ing)?\s+(?:(?:questions|queries|requests|topics)\s+)?(?:about|on|regarding|related to|relating to|concerning|with|to questions about)\s+([^.;\n]{1,200})/i,
   /\b(?:stay|remain|keep)\s+on[- ]topic\b(?:\s*[:,(-]\s*|\s+(?:about|of|which is|namely)\s+)?([^.;\n)]{0,200})/i,
@@ -115,7 +141,10 @@ function extractQuoted(description: string): string[] {
   return out;
 }
 
-function extractRegexes(description: string, notes: string[]): Array<{ source: string; re: SafeRegex }> {
+function extractRegexes(
+  description: string,
+  notes: string[],
+): Array<{ source: string; re: SafeRegex }> {
   const out: Array<{ source: string; re: SafeRegex }> = [];
   const add = (pattern: string, flags: string): void => {
     try {
@@ -123,13 +152,17 @@ function extractRegexes(description: string, notes: string[]): Array<{ source: s
       const f = flags.replace(/[gy]/g, '');
       out.push({ source: `/${pattern}/${f || 'i'}`, re: compileSafeRegex(pattern, f || 'i') });
     } catch (e) {
-      notes.push(`regex /${pattern}/ ignored: ${e instanceof SafeRegexError ? e.message : 'invalid'}`);
+      notes.push(
+        `regex /${pattern}/ ignored: ${e instanceof SafeRegexError ? e.message : 'invalid'}`,
+      );
     }
   };
   REGEX_SLASH_RE.lastIndex = 0;
-  for (let m = REGEX_SLASH_RE.exec(description); m !== null; m = REGEX_SLASH_RE.exec(description)) add(m[1] ?? '', m[2] ?? '');
+  for (let m = REGEX_SLASH_RE.exec(description); m !== null; m = REGEX_SLASH_RE.exec(description))
+    add(m[1] ?? '', m[2] ?? '');
   REGEX_TICK_RE.lastIndex = 0;
-  for (let m = REGEX_TICK_RE.exec(description); m !== null; m = REGEX_TICK_RE.exec(description)) add(m[1] ?? '', '');
+  for (let m = REGEX_TICK_RE.exec(description); m !== null; m = REGEX_TICK_RE.exec(description))
+    add(m[1] ?? '', '');
   return out;
 }
 
@@ -216,14 +249,21 @@ function buildPlan(name: string, description: string): RulePlan {
     }
   }
   // Multi-word phrases from the whole text (for PII type selection and gates).
-  const fullStems = [...tokenizeWords(`${nameText} ${unquoted}`)].map((t) => stem(t.word)).join(' ');
+  const fullStems = [...tokenizeWords(`${nameText} ${unquoted}`)]
+    .map((t) => stem(t.word))
+    .join(' ');
   const hasPhrase = (p: string): boolean => p.length > 0 && ` ${fullStems} `.includes(` ${p} `);
 
   // Gates: words that only mean something in company.
   const indirect = weights.get('indirect_injection');
-  if (indirect && ![...INJECTION_GATE].some((g) => stemSet.has(g))) weights.delete('indirect_injection');
+  if (indirect && ![...INJECTION_GATE].some((g) => stemSet.has(g)))
+    weights.delete('indirect_injection');
   const leak = weights.get('leakage');
-  if (leak && [...leak.phrases].every((p) => GENERIC_LEAK_TERMS.has(p)) && ![...LEAK_GATE].some((g) => stemSet.has(g))) {
+  if (
+    leak &&
+    [...leak.phrases].every((p) => GENERIC_LEAK_TERMS.has(p)) &&
+    ![...LEAK_GATE].some((g) => stemSet.has(g))
+  ) {
     weights.delete('leakage');
   }
   const minors = weights.get('harm:sexual_minors');
@@ -295,7 +335,11 @@ function buildPlan(name: string, description: string): RulePlan {
     }
     for (const list of lists) {
       for (const raw of list.split(LIST_SPLIT_RE)) {
-        const item = raw.trim().replace(LEADING_ARTICLE_RE, '').replace(/[()"']/g, '').trim();
+        const item = raw
+          .trim()
+          .replace(LEADING_ARTICLE_RE, '')
+          .replace(/[()"']/g, '')
+          .trim();
         const words = tokenizeWords(item);
         if (words.length === 0 || words.length > 4 || item.length > 40) continue;
         if (words.every((w) => STOPWORDS.has(w.word) || COMMON_WORDS.has(w.word))) continue;
@@ -335,13 +379,26 @@ function buildPlan(name: string, description: string): RulePlan {
   if (destructive) mapped.push('destructive_commands');
   if (phrases.length > 0) mapped.push(`phrases:${phrases.length}`);
   if (regexes.length > 0) mapped.push(`regex:${regexes.length}`);
-  if (topicPlan) mapped.push(topicPlan.subject ? `topic:${topicPlan.subject}` : 'topic:system_prompt');
+  if (topicPlan)
+    mapped.push(topicPlan.subject ? `topic:${topicPlan.subject}` : 'topic:system_prompt');
 
   const vocabulary = new Set<string>();
-  for (const p of phrases) for (const t of tokenizeWords(p)) if (t.word.length >= 4) vocabulary.add(t.word);
-  for (const t of tokenizeWords(nameText)) if (t.word.length >= 4 && !STOPWORDS.has(t.word)) vocabulary.add(t.word);
+  for (const p of phrases)
+    for (const t of tokenizeWords(p)) if (t.word.length >= 4) vocabulary.add(t.word);
+  for (const t of tokenizeWords(nameText))
+    if (t.word.length >= 4 && !STOPWORDS.has(t.word)) vocabulary.add(t.word);
 
-  const strong = harm.length > 0 || jailbreak || injection || indirectInjection || leakage || pii !== null || secrets || destructive || phrases.length > 0 || regexes.length > 0;
+  const strong =
+    harm.length > 0 ||
+    jailbreak ||
+    injection ||
+    indirectInjection ||
+    leakage ||
+    pii !== null ||
+    secrets ||
+    destructive ||
+    phrases.length > 0 ||
+    regexes.length > 0;
   return {
     name,
     description,

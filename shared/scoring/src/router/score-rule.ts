@@ -9,6 +9,7 @@ import type { PiiFinding } from '../scanners/pii-scanner.js';
 import type { PiiType } from '../scanners/scanners-config.js';
 import type { SecretFinding } from '../scanners/secrets-scanner.js';
 import type { TextView } from '../scanners/keyword-matcher.js';
+import type { RegexBudget } from '../scanners/safe-regex.js';
 import { STOPWORDS } from '../text/word-lists.js';
 import { stem } from '../text/words.js';
 import type { RulePlan } from './rule-router.js';
@@ -37,6 +38,8 @@ export interface RuleContext {
   harmCues(): ReadonlySet<HarmCategory>;
   /** Content stems of the system prompt (topic of "stay on topic" rules without a subject). */
   systemPromptStems(): ReadonlySet<string>;
+  /** Steps left for the request's regexes (rule regexes and the regex scanner share it). */
+  regexBudget?: RegexBudget;
 }
 
 export interface RuleEvaluation {
@@ -72,39 +75,72 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
       // The overall head is the strong one: lend its score to a category the text speaks of.
       // (Lending it by the category heads' shares when the text names no category was measured
       // too: +5.5 points of harmful recall for +1.9 points of benign over-blocking; not shipped.)
-      if (cues.has(c)) consider(harm.any.score, `harm:${c}`, `harm detector overall, with ${c} vocabulary in the text`);
+      if (cues.has(c))
+        consider(
+          harm.any.score,
+          `harm:${c}`,
+          `harm detector overall, with ${c} vocabulary in the text`,
+        );
     }
   }
-  if (plan.jailbreak) consider(ctx.jailbreak.score, 'jailbreak', 'jailbreak detector on user input');
-  if (plan.injection) consider(ctx.injection.score, 'injection', 'prompt-injection detector on user input');
-  if (plan.indirectInjection) consider(ctx.indirect.score, 'indirect_injection', 'injection detector on tool results / documents');
+  if (plan.jailbreak)
+    consider(ctx.jailbreak.score, 'jailbreak', 'jailbreak detector on user input');
+  if (plan.injection)
+    consider(ctx.injection.score, 'injection', 'prompt-injection detector on user input');
+  if (plan.indirectInjection)
+    consider(
+      ctx.indirect.score,
+      'indirect_injection',
+      'injection detector on tool results / documents',
+    );
   if (plan.leakage) {
     if (ctx.phase === 'output') {
       const leak = ctx.leakage();
-      if (leak) consider(leak.score, 'system_prompt_leakage', `output reproduces ${Math.round(leak.coverage * 100)}% of the system prompt`, true);
+      if (leak)
+        consider(
+          leak.score,
+          'system_prompt_leakage',
+          `output reproduces ${Math.round(leak.coverage * 100)}% of the system prompt`,
+          true,
+        );
       else evidence.push('system-prompt leakage not checked: no system prompt known');
     } else {
       const s = ctx.asksForInstructions ? ctx.injection.score : ctx.injection.score * 0.5;
-      consider(s, 'system_prompt_leakage', 'prompt-extraction attempt (injection detector) on user input');
+      consider(
+        s,
+        'system_prompt_leakage',
+        'prompt-extraction attempt (injection detector) on user input',
+      );
     }
   }
   if (plan.pii) {
     const found = ctx.pii(plan.pii);
     if (found.length > 0) {
       const types = [...new Set(found.map((f) => f.type))].join(', ');
-      consider(Math.max(...found.map((f) => f.confidence)), 'pii', `PII scanner: ${found.length} finding(s): ${types}`, true);
+      consider(
+        maxConfidence(found),
+        'pii',
+        `PII scanner: ${found.length} finding(s): ${types}`,
+        true,
+      );
     }
   }
   if (plan.secrets) {
     const found = ctx.secrets();
     if (found.length > 0) {
       const kinds = [...new Set(found.map((f) => f.subtype))].join(', ');
-      consider(Math.max(...found.map((f) => f.confidence)), 'secrets', `secrets scanner: ${found.length} finding(s): ${kinds}`, true);
+      consider(
+        maxConfidence(found),
+        'secrets',
+        `secrets scanner: ${found.length} finding(s): ${kinds}`,
+        true,
+      );
     }
   }
   if (plan.destructive) {
     const labels = ctx.destructive();
-    if (labels.length > 0) consider(0.9, 'destructive_commands', `destructive command: ${labels.join(', ')}`, true);
+    if (labels.length > 0)
+      consider(0.9, 'destructive_commands', `destructive command: ${labels.join(', ')}`, true);
   }
   if (plan.phraseMatcher) {
     let exact = 0;
@@ -117,17 +153,42 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
         which.add(plan.phrases[h.keyword] ?? '');
       }
     }
-    if (exact > 0) consider(0.95, 'phrase', `rule phrase matched exactly: ${[...which].map((p) => `"${p}"`).join(', ')}`, true);
-    else if (fuzzy > 0) consider(0.75, 'phrase', `rule phrase matched approximately: ${[...which].map((p) => `"${p}"`).join(', ')}`, true);
+    if (exact > 0)
+      consider(
+        0.95,
+        'phrase',
+        `rule phrase matched exactly: ${[...which].map((p) => `"${p}"`).join(', ')}`,
+        true,
+      );
+    else if (fuzzy > 0)
+      consider(
+        0.75,
+        'phrase',
+        `rule phrase matched approximately: ${[...which].map((p) => `"${p}"`).join(', ')}`,
+        true,
+      );
   }
   for (const { source: src, re } of plan.regexes) {
-    if (ctx.views.some((v) => re.test(v.text))) consider(0.95, 'regex', `rule regex ${src} matched`, true);
+    if (ctx.views.some((v) => re.test(v.text, ctx.regexBudget)))
+      consider(0.95, 'regex', `rule regex ${src} matched`, true);
   }
 
   let confidence = plan.confidence;
-  if (plan.topic) consider(topicScore(plan, ctx, evidence), 'topic', `off-topic for "${plan.topic.subject || 'the system prompt'}"`);
+  if (plan.topic)
+    consider(
+      topicScore(plan, ctx, evidence),
+      'topic',
+      `off-topic for "${plan.topic.subject || 'the system prompt'}"`,
+    );
   const detectorMapped =
-    plan.harm.length > 0 || plan.jailbreak || plan.injection || plan.indirectInjection || plan.leakage || plan.pii !== null || plan.secrets || plan.destructive;
+    plan.harm.length > 0 ||
+    plan.jailbreak ||
+    plan.injection ||
+    plan.indirectInjection ||
+    plan.leakage ||
+    plan.pii !== null ||
+    plan.secrets ||
+    plan.destructive;
   if (!detectorMapped && !plan.topic) {
     // Unmapped rules, and rules made only of phrases/regexes (paraphrases miss exact phrases),
     // get a lexical signal. Topic rules do not: mentioning the topic is what they allow.
@@ -135,7 +196,13 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
     if (lex > 0) consider(lex, 'lexical', 'lexical relevance to the rule text (low confidence)');
   }
   if (source === 'lexical' || source === 'topic') confidence = 'low';
-  return { score: r2(Math.min(1, Math.max(0, score))), source, evidence, confidence, deterministic: r2(deterministic) };
+  return {
+    score: r2(Math.min(1, Math.max(0, score))),
+    source,
+    evidence,
+    confidence,
+    deterministic: r2(deterministic),
+  };
 }
 
 function lexicalScore(plan: RulePlan, ctx: RuleContext): number {
@@ -165,24 +232,58 @@ function topicScore(plan: RulePlan, ctx: RuleContext, evidence: string[]): numbe
   }
   const words = ctx.contentStems();
   if (words.length < 3) return 0.2;
+  const prefixes = prefixesOf(terms);
   let hits = 0;
   for (const w of words) {
     if (terms.has(w)) {
       hits++;
       continue;
     }
-    if (w.length >= 4) {
-      for (const t of terms) {
-        if (t.length >= 4 && (w.startsWith(t) || t.startsWith(w))) {
-          hits++;
-          break;
-        }
-      }
-    }
+    if (w.length >= 4 && sharesPrefix(w, terms, prefixes)) hits++;
   }
   if (hits >= 2) return 0.1;
   if (hits === 1) return 0.3;
   return words.length >= 6 ? 0.6 : 0.45;
+}
+
+/**
+ * A word and a topic term "share a prefix" when one starts with the other (both 4+ letters).
+ * Comparing every word with every term was quadratic when the terms come from a long system
+ * prompt; set lookups make it linear. Stems over MAX_PREFIX_STEM characters are no words and
+ * match only exactly.
+ */
+const MAX_PREFIX_STEM = 64;
+const prefixCache = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
+
+/** Every prefix of 4+ letters of the terms that take part in prefix matching. */
+function prefixesOf(terms: ReadonlySet<string>): ReadonlySet<string> {
+  let out = prefixCache.get(terms);
+  if (!out) {
+    const set = new Set<string>();
+    for (const t of terms)
+      if (t.length <= MAX_PREFIX_STEM) for (let k = 4; k <= t.length; k++) set.add(t.slice(0, k));
+    prefixCache.set(terms, set);
+    out = set;
+  }
+  return out;
+}
+
+function sharesPrefix(
+  w: string,
+  terms: ReadonlySet<string>,
+  prefixes: ReadonlySet<string>,
+): boolean {
+  if (w.length <= MAX_PREFIX_STEM && prefixes.has(w)) return true; // a term starts with w
+  const longest = Math.min(w.length, MAX_PREFIX_STEM);
+  for (let k = 4; k <= longest; k++) if (terms.has(w.slice(0, k))) return true; // w starts with a term
+  return false;
+}
+
+/** A loop, not `Math.max(...spread)`: a 200 KB text can hold more findings (~150,000) than a call takes arguments. */
+export function maxConfidence(found: ReadonlyArray<{ confidence: number }>): number {
+  let best = 0;
+  for (const f of found) best = Math.max(best, f.confidence);
+  return best;
 }
 
 /** Content stems of a text (shared helper for contexts). */

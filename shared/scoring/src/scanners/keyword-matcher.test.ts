@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { compileKeywords, TextView } from './keyword-matcher.js';
 
-const find = (keywords: string[], text: string, opts = {}) => compileKeywords(keywords, opts).find(new TextView(text));
+const find = (keywords: string[], text: string, opts = {}) =>
+  compileKeywords(keywords, opts).find(new TextView(text));
 
 describe('compileKeywords', () => {
   it('matches whole words and phrases case-insensitively', () => {
-    const hits = find(['globex', 'project falcon'], 'Tell me about Project  Falcon and GLOBEX, not globexes.');
+    const hits = find(
+      ['globex', 'project falcon'],
+      'Tell me about Project  Falcon and GLOBEX, not globexes.',
+    );
     expect(hits.map((h) => h.keyword).sort()).toEqual([0, 1]);
   });
 
@@ -22,7 +26,10 @@ describe('compileKeywords', () => {
   });
 
   it('matches punctuated phrases literally', () => {
-    const hits = find(['rm -rf /', 'dd if=/dev/zero'], 'then run `sudo rm -rf / --no-preserve-root` or dd if=/dev/zero of=/dev/sda');
+    const hits = find(
+      ['rm -rf /', 'dd if=/dev/zero'],
+      'then run `sudo rm -rf / --no-preserve-root` or dd if=/dev/zero of=/dev/sda',
+    );
     expect(hits.map((h) => h.keyword).sort()).toEqual([0, 1]);
     expect(find(['rm -rf /'], 'rm -rf ./build')).toEqual([]);
   });

@@ -17,12 +17,17 @@ describe('scanLeakage', () => {
   });
 
   it('scores a reproduced half, re-cased and re-punctuated, as a leak', () => {
-    const half = PROMPT.slice(0, Math.floor(PROMPT.length / 2)).toUpperCase().replace(/\./g, ';');
+    const half = PROMPT.slice(0, Math.floor(PROMPT.length / 2))
+      .toUpperCase()
+      .replace(/\./g, ';');
     expect(scanLeakage(half, index).score).toBeGreaterThanOrEqual(0.5);
   });
 
   it('does not score an ordinary answer on the same topic', () => {
-    const r = scanLeakage('Your refund for booking NW123 has been processed; baggage allowance is 23 kg. Anything else?', index);
+    const r = scanLeakage(
+      'Your refund for booking NW123 has been processed; baggage allowance is 23 kg. Anything else?',
+      index,
+    );
     expect(r.score).toBeLessThan(0.2);
   });
 

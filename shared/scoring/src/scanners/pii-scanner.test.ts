@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { redactText, scanPii } from './pii-scanner.js';
 import type { PiiType } from './scanners-config.js';
 
-const types = (text: string, only?: PiiType[]): string[] => scanPii(text, only ? new Set(only) : undefined).map((f) => `${f.type}:${f.subtype}`);
+const types = (text: string, only?: PiiType[]): string[] =>
+  scanPii(text, only ? new Set(only) : undefined).map((f) => `${f.type}:${f.subtype}`);
 
 describe('scanPii: true positives', () => {
   it.each([
@@ -64,7 +65,10 @@ describe('scanPii: filtering, overlaps and redaction', () => {
 
   it('filters by pii_types', () => {
     expect(types(text, ['email'])).toEqual(['email:email']);
-    expect(types(text, ['phone', 'credit_card']).sort()).toEqual(['credit_card:visa', 'phone:international']);
+    expect(types(text, ['phone', 'credit_card']).sort()).toEqual([
+      'credit_card:visa',
+      'phone:international',
+    ]);
   });
 
   it('reports a card once even though it also looks like a phone number', () => {

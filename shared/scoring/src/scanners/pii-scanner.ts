@@ -7,6 +7,7 @@
  * card-length numbers) are rejected by validators and context rules. Findings carry offsets and
  * types, never the matched value.
  */
+import { keepDisjoint } from './disjoint-spans.js';
 import type { PiiType } from './scanners-config.js';
 
 export interface PiiFinding {
@@ -19,7 +20,8 @@ export interface PiiFinding {
   confidence: number;
 }
 
-const EMAIL_RE = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+const EMAIL_RE =
+  /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
 const CARD_RE = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])/g;
 const PHONE_RE = /(?<![\w+./-])(?:\+|\(\d)?\d[\d ().-]{6,22}\d(?![\w/]|[.-]\d)/g;
 const SSN_RE = /(?<![\d-])(\d{3})-(\d{2})-(\d{4})(?![\d-])/g;
@@ -28,13 +30,16 @@ const NINO_RE = /\b([A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]) ?(\d{2}) ?(\d{2}) ?(\d{
 const DNI_RE = /\b(\d{8})-?([A-Z])\b/g;
 const NIE_RE = /\b([XYZ])-?(\d{7})-?([A-Z])\b/g;
 const CF_RE = /\b[A-Z]{6}\d{2}[A-EHLMPR-T]\d{2}[A-Z]\d{3}[A-Z]\b/g;
-const NIR_RE = /\b([12]) ?(\d{2}) ?(0[1-9]|1[0-2]|[2-9]\d) ?(\d{2}|2[AB]) ?(\d{3}) ?(\d{3}) ?(\d{2})\b/g;
+const NIR_RE =
+  /\b([12]) ?(\d{2}) ?(0[1-9]|1[0-2]|[2-9]\d) ?(\d{2}|2[AB]) ?(\d{3}) ?(\d{3}) ?(\d{2})\b/g;
 const ELEVEN_RE = /(?<!\d)\d{11}(?!\d)/g;
 const IBAN_RE = /\b([A-Z]{2})(\d{2})((?: ?[A-Z0-9]){11,30})\b/g;
-const IPV4_RE = /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)/g;
+const IPV4_RE =
+  /(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\w]|\.\d)/g;
 const IPV6_RE = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])/g;
 
-const PHONE_CONTEXT_RE = /\b(?:phone|tel|telephone|call|mobile|cell|fax|whatsapp|contact|number|ring|text me|sms)\b/i;
+const PHONE_CONTEXT_RE =
+  /\b(?:phone|tel|telephone|call|mobile|cell|fax|whatsapp|contact|number|ring|text me|sms)\b/i;
 const SSN_CONTEXT_RE = /\b(?:ssn|social security)\b/i;
 const BSN_CONTEXT_RE = /\b(?:bsn|burgerservicenummer|sofinummer)\b/i;
 const PESEL_CONTEXT_RE = /\bpesel\b/i;
@@ -46,7 +51,14 @@ export function scanPii(text: string, types?: ReadonlySet<PiiType>): PiiFinding[
   const hasDigit = /\d/.test(text);
 
   if (want('email') && text.includes('@')) {
-    for (const m of matches(EMAIL_RE, text)) found.push({ type: 'email', subtype: 'email', start: m.index, end: m.index + m[0].length, confidence: 0.95 });
+    for (const m of matches(EMAIL_RE, text))
+      found.push({
+        type: 'email',
+        subtype: 'email',
+        start: m.index,
+        end: m.index + m[0].length,
+        confidence: 0.95,
+      });
   }
   if (hasDigit) {
     if (want('credit_card')) scanCards(text, found);
@@ -98,7 +110,8 @@ function cardBrand(d: string): string | null {
   if (d[0] === '4' && (n === 13 || n === 16 || n === 19)) return 'visa';
   if (((p2 >= 51 && p2 <= 55) || (p4 >= 2221 && p4 <= 2720)) && n === 16) return 'mastercard';
   if ((p2 === 34 || p2 === 37) && n === 15) return 'amex';
-  if ((p4 === 6011 || p2 === 65 || (p3 >= 644 && p3 <= 649)) && n >= 16 && n <= 19) return 'discover';
+  if ((p4 === 6011 || p2 === 65 || (p3 >= 644 && p3 <= 649)) && n >= 16 && n <= 19)
+    return 'discover';
   if (p4 >= 3528 && p4 <= 3589 && n >= 16 && n <= 19) return 'jcb';
   if ((p2 === 36 || p2 === 38 || (p3 >= 300 && p3 <= 305)) && n >= 14 && n <= 19) return 'diners';
   if ((d.startsWith('62') || d.startsWith('81')) && n >= 16 && n <= 19) return 'unionpay';
@@ -116,7 +129,13 @@ function scanCards(text: string, found: PiiFinding[]): void {
     if (/^(\d)\1+$/.test(d)) continue;
     const brand = cardBrand(d);
     if (brand === null || !luhnValid(d)) continue;
-    found.push({ type: 'credit_card', subtype: brand, start: m.index, end: m.index + raw.length, confidence: 0.95 });
+    found.push({
+      type: 'credit_card',
+      subtype: brand,
+      start: m.index,
+      end: m.index + raw.length,
+      confidence: 0.95,
+    });
   }
 }
 
@@ -129,44 +148,106 @@ function scanNationalIds(text: string, found: PiiFinding[]): void {
     const area = m[1] ?? '';
     const group = m[2] ?? '';
     const serial = m[3] ?? '';
-    if (area === '000' || area === '666' || area[0] === '9' || group === '00' || serial === '0000') continue;
-    found.push({ type: 'national_id', subtype: 'us_ssn', start: m.index, end: m.index + m[0].length, confidence: 0.85 });
+    if (area === '000' || area === '666' || area[0] === '9' || group === '00' || serial === '0000')
+      continue;
+    found.push({
+      type: 'national_id',
+      subtype: 'us_ssn',
+      start: m.index,
+      end: m.index + m[0].length,
+      confidence: 0.85,
+    });
   }
   for (const m of matches(SSN_PLAIN_RE, text)) {
     const d = m[0];
-    if (contextBefore(text, m.index, SSN_CONTEXT_RE) && !d.startsWith('000') && !d.startsWith('666') && d[0] !== '9') {
-      found.push({ type: 'national_id', subtype: 'us_ssn', start: m.index, end: m.index + 9, confidence: 0.8 });
+    if (
+      contextBefore(text, m.index, SSN_CONTEXT_RE) &&
+      !d.startsWith('000') &&
+      !d.startsWith('666') &&
+      d[0] !== '9'
+    ) {
+      found.push({
+        type: 'national_id',
+        subtype: 'us_ssn',
+        start: m.index,
+        end: m.index + 9,
+        confidence: 0.8,
+      });
     } else if (contextBefore(text, m.index, BSN_CONTEXT_RE) && bsnValid(d)) {
-      found.push({ type: 'national_id', subtype: 'nl_bsn', start: m.index, end: m.index + 9, confidence: 0.85 });
+      found.push({
+        type: 'national_id',
+        subtype: 'nl_bsn',
+        start: m.index,
+        end: m.index + 9,
+        confidence: 0.85,
+      });
     }
   }
   for (const m of matches(NINO_RE, text)) {
     const prefix = m[1] ?? '';
     if (['BG', 'GB', 'NK', 'KN', 'TN', 'NT', 'ZZ'].includes(prefix)) continue;
-    found.push({ type: 'national_id', subtype: 'uk_nino', start: m.index, end: m.index + m[0].length, confidence: 0.8 });
+    found.push({
+      type: 'national_id',
+      subtype: 'uk_nino',
+      start: m.index,
+      end: m.index + m[0].length,
+      confidence: 0.8,
+    });
   }
   for (const m of matches(DNI_RE, text)) {
     if (DNI_LETTERS[Number(m[1]) % 23] === m[2]) {
-      found.push({ type: 'national_id', subtype: 'es_dni', start: m.index, end: m.index + m[0].length, confidence: 0.9 });
+      found.push({
+        type: 'national_id',
+        subtype: 'es_dni',
+        start: m.index,
+        end: m.index + m[0].length,
+        confidence: 0.9,
+      });
     }
   }
   for (const m of matches(NIE_RE, text)) {
     const n = Number(`${'XYZ'.indexOf(m[1] ?? 'X')}${m[2] ?? ''}`);
     if (DNI_LETTERS[n % 23] === m[3]) {
-      found.push({ type: 'national_id', subtype: 'es_nie', start: m.index, end: m.index + m[0].length, confidence: 0.9 });
+      found.push({
+        type: 'national_id',
+        subtype: 'es_nie',
+        start: m.index,
+        end: m.index + m[0].length,
+        confidence: 0.9,
+      });
     }
   }
   if (/[A-Z]{6}\d/.test(text)) {
     for (const m of matches(CF_RE, text)) {
-      if (codiceFiscaleValid(m[0])) found.push({ type: 'national_id', subtype: 'it_fiscal_code', start: m.index, end: m.index + 16, confidence: 0.95 });
+      if (codiceFiscaleValid(m[0]))
+        found.push({
+          type: 'national_id',
+          subtype: 'it_fiscal_code',
+          start: m.index,
+          end: m.index + 16,
+          confidence: 0.95,
+        });
     }
   }
   for (const m of matches(NIR_RE, text)) {
-    if (nirValid(m)) found.push({ type: 'national_id', subtype: 'fr_nir', start: m.index, end: m.index + m[0].length, confidence: 0.9 });
+    if (nirValid(m))
+      found.push({
+        type: 'national_id',
+        subtype: 'fr_nir',
+        start: m.index,
+        end: m.index + m[0].length,
+        confidence: 0.9,
+      });
   }
   for (const m of matches(ELEVEN_RE, text)) {
     if (contextBefore(text, m.index, PESEL_CONTEXT_RE) && peselValid(m[0])) {
-      found.push({ type: 'national_id', subtype: 'pl_pesel', start: m.index, end: m.index + 11, confidence: 0.9 });
+      found.push({
+        type: 'national_id',
+        subtype: 'pl_pesel',
+        start: m.index,
+        end: m.index + 11,
+        confidence: 0.9,
+      });
     }
   }
 }
@@ -187,7 +268,9 @@ function peselValid(d: string): boolean {
 
 const CF_ODD: Record<string, number> = {};
 (() => {
-  const odd = [1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23];
+  const odd = [
+    1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23,
+  ];
   for (let i = 0; i < 26; i++) {
     CF_ODD[String.fromCharCode(65 + i)] = odd[i] ?? 0;
     if (i < 10) CF_ODD[String(i)] = odd[i] ?? 0;
@@ -224,11 +307,75 @@ function nirValid(m: RegExpExecArray): boolean {
 // ---- IBAN --------------------------------------------------------------------------------------
 
 const IBAN_LENGTHS: Record<string, number> = {
-  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, CH: 21, CR: 22, CY: 28, CZ: 24,
-  DE: 22, DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27,
-  GT: 28, HR: 21, HU: 28, IE: 22, IL: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LI: 21, LT: 20, LU: 20,
-  LV: 21, MC: 27, MD: 24, ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24, PL: 28, PS: 29, PT: 25,
-  QA: 29, RO: 24, RS: 22, SA: 24, SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
+  AD: 24,
+  AE: 23,
+  AL: 28,
+  AT: 20,
+  AZ: 28,
+  BA: 20,
+  BE: 16,
+  BG: 22,
+  BH: 22,
+  BR: 29,
+  CH: 21,
+  CR: 22,
+  CY: 28,
+  CZ: 24,
+  DE: 22,
+  DK: 18,
+  DO: 28,
+  EE: 20,
+  EG: 29,
+  ES: 24,
+  FI: 18,
+  FO: 18,
+  FR: 27,
+  GB: 22,
+  GE: 22,
+  GI: 23,
+  GL: 18,
+  GR: 27,
+  GT: 28,
+  HR: 21,
+  HU: 28,
+  IE: 22,
+  IL: 23,
+  IS: 26,
+  IT: 27,
+  JO: 30,
+  KW: 30,
+  KZ: 20,
+  LB: 28,
+  LI: 21,
+  LT: 20,
+  LU: 20,
+  LV: 21,
+  MC: 27,
+  MD: 24,
+  ME: 22,
+  MK: 19,
+  MR: 27,
+  MT: 31,
+  MU: 30,
+  NL: 18,
+  NO: 15,
+  PK: 24,
+  PL: 28,
+  PS: 29,
+  PT: 25,
+  QA: 29,
+  RO: 24,
+  RS: 22,
+  SA: 24,
+  SE: 24,
+  SI: 19,
+  SK: 24,
+  SM: 27,
+  TN: 24,
+  TR: 26,
+  UA: 29,
+  VG: 24,
+  XK: 20,
 };
 
 export function ibanValid(iban: string): boolean {
@@ -260,7 +407,14 @@ function scanIbans(text: string, found: PiiFinding[]): void {
       end = m.index + i + 1;
     }
     if (compact !== expected) continue;
-    if (ibanValid(text.slice(m.index, end))) found.push({ type: 'iban', subtype: country.toLowerCase(), start: m.index, end, confidence: 0.95 });
+    if (ibanValid(text.slice(m.index, end)))
+      found.push({
+        type: 'iban',
+        subtype: country.toLowerCase(),
+        start: m.index,
+        end,
+        confidence: 0.95,
+      });
   }
 }
 
@@ -273,13 +427,29 @@ function scanIps(text: string, found: PiiFinding[]): void {
       if (contextBefore(text, m.index, VERSION_CONTEXT_RE, 12)) continue;
       const [a, b] = ip.split('.').map(Number);
       if (ip === '0.0.0.0' || ip === '255.255.255.255' || a === 127) continue;
-      const isPrivate = a === 10 || (a === 172 && b !== undefined && b >= 16 && b <= 31) || (a === 192 && b === 168);
-      found.push({ type: 'ip_address', subtype: 'ipv4', start: m.index, end: m.index + ip.length, confidence: isPrivate ? 0.5 : 0.8 });
+      const isPrivate =
+        a === 10 ||
+        (a === 172 && b !== undefined && b >= 16 && b <= 31) ||
+        (a === 192 && b === 168);
+      found.push({
+        type: 'ip_address',
+        subtype: 'ipv4',
+        start: m.index,
+        end: m.index + ip.length,
+        confidence: isPrivate ? 0.5 : 0.8,
+      });
     }
   }
   if (text.includes(':')) {
     for (const m of matches(IPV6_RE, text)) {
-      if (ipv6Valid(m[0])) found.push({ type: 'ip_address', subtype: 'ipv6', start: m.index, end: m.index + m[0].length, confidence: 0.8 });
+      if (ipv6Valid(m[0]))
+        found.push({
+          type: 'ip_address',
+          subtype: 'ipv6',
+          start: m.index,
+          end: m.index + m[0].length,
+          confidence: 0.8,
+        });
     }
   }
 }
@@ -318,23 +488,36 @@ function scanPhones(text: string, found: PiiFinding[]): void {
     let confidence: number;
     if (plus) confidence = 0.9;
     else if (NANP_RE.test(raw)) confidence = 0.85;
-    else if (/[ ().-]/.test(raw) && contextBefore(text, m.index, PHONE_CONTEXT_RE)) confidence = 0.7;
+    else if (/[ ().-]/.test(raw) && contextBefore(text, m.index, PHONE_CONTEXT_RE))
+      confidence = 0.7;
     else continue;
-    found.push({ type: 'phone', subtype: plus ? 'international' : 'national', start: m.index, end: m.index + raw.length, confidence });
+    found.push({
+      type: 'phone',
+      subtype: plus ? 'international' : 'national',
+      start: m.index,
+      end: m.index + raw.length,
+      confidence,
+    });
   }
 }
 
 // ---- overlaps and redaction -----------------------------------------------------------------
 
-const PRIORITY: Record<PiiType, number> = { credit_card: 6, iban: 5, national_id: 4, email: 3, ip_address: 2, phone: 1 };
+const PRIORITY: Record<PiiType, number> = {
+  credit_card: 6,
+  iban: 5,
+  national_id: 4,
+  email: 3,
+  ip_address: 2,
+  phone: 1,
+};
 
 /** Overlapping findings: keep the more specific (checksum-backed) one. */
 function resolveOverlaps(found: PiiFinding[]): PiiFinding[] {
   if (found.length < 2) return found;
-  const sorted = [...found].sort((a, b) => PRIORITY[b.type] - PRIORITY[a.type] || b.confidence - a.confidence);
-  const kept: PiiFinding[] = [];
-  for (const f of sorted) if (!kept.some((k) => k.start < f.end && f.start < k.end)) kept.push(f);
-  return kept.sort((a, b) => a.start - b.start);
+  return keepDisjoint(
+    [...found].sort((a, b) => PRIORITY[b.type] - PRIORITY[a.type] || b.confidence - a.confidence),
+  );
 }
 
 export function redactText(
@@ -348,7 +531,9 @@ export function redactText(
   let pos = 0;
   for (const f of sorted) {
     if (f.start < pos) continue;
-    out += text.slice(pos, f.start) + (style === 'mask' ? '*'.repeat(f.end - f.start) : `[${f.type.toUpperCase()}]`);
+    out +=
+      text.slice(pos, f.start) +
+      (style === 'mask' ? '*'.repeat(f.end - f.start) : `[${f.type.toUpperCase()}]`);
     pos = f.end;
   }
   return out + text.slice(pos);

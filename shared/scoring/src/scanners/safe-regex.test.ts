@@ -2,24 +2,51 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { compileSafeRegex, checkSafeRegex, SafeRegexError } from './safe-regex.js';
 
-const spans = (p: string, t: string, f = ''): Array<[number, number]> => compileSafeRegex(p, f).findAll(t).map((m) => [m.start, m.end]);
+const spans = (p: string, t: string, f = ''): Array<[number, number]> =>
+  compileSafeRegex(p, f)
+    .findAll(t)
+    .map((m) => [m.start, m.end]);
 
 describe('compileSafeRegex: matching', () => {
   it('matches literals, classes, escapes and alternation', () => {
-    expect(spans('cat', 'a cat and a cat')).toEqual([[2, 5], [12, 15]]);
+    expect(spans('cat', 'a cat and a cat')).toEqual([
+      [2, 5],
+      [12, 15],
+    ]);
     expect(spans('[0-9]{3}-\\d{4}', 'call 555-1234 now')).toEqual([[5, 13]]);
-    expect(spans('colou?r', 'color colour colouur')).toEqual([[0, 5], [6, 12]]);
-    expect(spans('dog|cat', 'hotdog catalog')).toEqual([[3, 6], [7, 10]]);
-    expect(spans('[^a-z ]+', 'abc DEF ghi 123')).toEqual([[4, 7], [12, 15]]);
-    expect(spans('\\bfoo\\b', 'foo food afoo foo')).toEqual([[0, 3], [14, 17]]);
+    expect(spans('colou?r', 'color colour colouur')).toEqual([
+      [0, 5],
+      [6, 12],
+    ]);
+    expect(spans('dog|cat', 'hotdog catalog')).toEqual([
+      [3, 6],
+      [7, 10],
+    ]);
+    expect(spans('[^a-z ]+', 'abc DEF ghi 123')).toEqual([
+      [4, 7],
+      [12, 15],
+    ]);
+    expect(spans('\\bfoo\\b', 'foo food afoo foo')).toEqual([
+      [0, 3],
+      [14, 17],
+    ]);
     expect(spans('a.c', 'abc a\nc')).toEqual([[0, 3]]);
-    expect(spans('a.c', 'abc a\nc', 's')).toEqual([[0, 3], [4, 7]]);
+    expect(spans('a.c', 'abc a\nc', 's')).toEqual([
+      [0, 3],
+      [4, 7],
+    ]);
   });
 
   it('supports anchors with and without the m flag', () => {
     expect(spans('^x', 'x\nx')).toEqual([[0, 1]]);
-    expect(spans('^x', 'x\nx', 'm')).toEqual([[0, 1], [2, 3]]);
-    expect(spans('y$', 'y\ny', 'm')).toEqual([[0, 1], [2, 3]]);
+    expect(spans('^x', 'x\nx', 'm')).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
+    expect(spans('y$', 'y\ny', 'm')).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
   });
 
   it('is case-insensitive with i, including classes', () => {
@@ -29,18 +56,35 @@ describe('compileSafeRegex: matching', () => {
   });
 
   it('reports leftmost-longest spans', () => {
-    expect(spans('a+', 'baaab aa')).toEqual([[1, 4], [6, 8]]);
+    expect(spans('a+', 'baaab aa')).toEqual([
+      [1, 4],
+      [6, 8],
+    ]);
     expect(spans('ab|abcd', 'xabcd')).toEqual([[1, 5]]);
   });
 
   it('agrees with RegExp on whether a match exists and where it starts', () => {
-    const patterns = ['a+b', '(ab|a)*c', 'a{2,3}', '^a.*b$', '[abc]+c', '\\ba\\w*', 'a?b?c', '(a|b)+b', 'x*'];
+    const patterns = [
+      'a+b',
+      '(ab|a)*c',
+      'a{2,3}',
+      '^a.*b$',
+      '[abc]+c',
+      '\\ba\\w*',
+      'a?b?c',
+      '(a|b)+b',
+      'x*',
+    ];
     fc.assert(
-      fc.property(fc.stringMatching(/^[abcx \n]{0,20}$/), fc.constantFrom(...patterns), (text, pattern) => {
-        const native = new RegExp(pattern).exec(text);
-        const ours = compileSafeRegex(pattern).findAll(text, 1)[0];
-        expect(ours?.start ?? null).toBe(native ? native.index : null);
-      }),
+      fc.property(
+        fc.stringMatching(/^[abcx \n]{0,20}$/),
+        fc.constantFrom(...patterns),
+        (text, pattern) => {
+          const native = new RegExp(pattern).exec(text);
+          const ours = compileSafeRegex(pattern).findAll(text, 1)[0];
+          expect(ours?.start ?? null).toBe(native ? native.index : null);
+        },
+      ),
       { numRuns: 400 },
     );
   });

@@ -25,20 +25,31 @@ export interface RegexMatch {
   end: number;
 }
 
+/** Thread steps left for a group of scans (e.g. every regex of one request); spent by each call. */
+export interface RegexBudget {
+  steps: number;
+}
+
 export interface SafeRegex {
   readonly source: string;
   readonly flags: string;
-  /** Non-overlapping leftmost-longest matches, at most `limit`. */
-  findAll(text: string, limit?: number): RegexMatch[];
-  test(text: string): boolean;
+  /** Non-overlapping leftmost-longest matches, at most `limit`; `budget` caps the steps and is charged for them. */
+  findAll(text: string, limit?: number, budget?: RegexBudget): RegexMatch[];
+  test(text: string, budget?: RegexBudget): boolean;
 }
 
 export const SAFE_REGEX_LIMITS = {
   maxPatternLength: 1000,
   maxProgramSize: 4000,
   maxRepeat: 200,
-  /** Thread steps per findAll call: ~10 ms of work. Beyond it the scan stops (matches so far are kept). */
+  /** Thread steps per findAll call: ~100 ms of work. Beyond it the scan stops (matches so far are kept). */
   stepBudget: 4_000_000,
+  /**
+   * Thread steps for all the regexes of one request (the engine passes one RegexBudget to every
+   * call). Per call alone, 100 policy patterns over a 200 KB text and its decoded variants could
+   * spend 100 x 9 x stepBudget steps (minutes); shared, all regex matching stays within ~0.3 s.
+   */
+  requestStepBudget: 8_000_000,
 } as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -51,7 +62,10 @@ interface CharSet {
 
 const DIGIT: number[] = [0x30, 0x39];
 const WORD: number[] = [0x30, 0x39, 0x41, 0x5a, 0x5f, 0x5f, 0x61, 0x7a];
-const SPACE: number[] = [0x09, 0x0d, 0x20, 0x20, 0xa0, 0xa0, 0x1680, 0x1680, 0x2000, 0x200a, 0x2028, 0x2029, 0x202f, 0x202f, 0x205f, 0x205f, 0x3000, 0x3000, 0xfeff, 0xfeff];
+const SPACE: number[] = [
+  0x09, 0x0d, 0x20, 0x20, 0xa0, 0xa0, 0x1680, 0x1680, 0x2000, 0x200a, 0x2028, 0x2029, 0x202f,
+  0x202f, 0x205f, 0x205f, 0x3000, 0x3000, 0xfeff, 0xfeff,
+];
 
 function complement(ranges: number[]): number[] {
   const sorted: Array<[number, number]> = [];
@@ -68,7 +82,8 @@ function complement(ranges: number[]): number[] {
 }
 
 function inRanges(ranges: number[], c: number): boolean {
-  for (let i = 0; i < ranges.length; i += 2) if (c >= (ranges[i] ?? 0) && c <= (ranges[i + 1] ?? -1)) return true;
+  for (let i = 0; i < ranges.length; i += 2)
+    if (c >= (ranges[i] ?? 0) && c <= (ranges[i + 1] ?? -1)) return true;
   return false;
 }
 
@@ -163,7 +178,8 @@ class Parser {
         if (!m) return atom; // a literal "{", as JavaScript treats it
         min = Number(m[1]);
         max = m[2] === undefined ? min : m[3] === '' || m[3] === undefined ? -1 : Number(m[3]);
-        if (max !== -1 && max < min) throw new SafeRegexError('numbers out of order in {} quantifier');
+        if (max !== -1 && max < min)
+          throw new SafeRegexError('numbers out of order in {} quantifier');
         if (min > SAFE_REGEX_LIMITS.maxRepeat || max > SAFE_REGEX_LIMITS.maxRepeat) {
           throw new SafeRegexError(`repetition count above ${SAFE_REGEX_LIMITS.maxRepeat}`);
         }
@@ -182,7 +198,10 @@ class Parser {
     switch (c) {
       case '(': {
         if (this.src.startsWith('?:', this.pos)) this.pos += 2;
-        else if (this.src.startsWith('?<', this.pos) && /^\?<[A-Za-z_$][\w$]*>/.test(this.src.slice(this.pos))) {
+        else if (
+          this.src.startsWith('?<', this.pos) &&
+          /^\?<[A-Za-z_$][\w$]*>/.test(this.src.slice(this.pos))
+        ) {
           this.pos = this.src.indexOf('>', this.pos) + 1;
         } else if (this.peek() === '?') {
           throw new SafeRegexError('lookaround and inline modifiers are not supported');
@@ -218,7 +237,10 @@ class Parser {
   /** After a backslash. Inside a class, \b is a backspace and assertions are not allowed. */
   private parseEscape(inClass: boolean): Node {
     const c = this.src[this.pos++];
-    const lit = (code: number): Node => ({ t: 'set', set: { ranges: [code, code], negate: false } });
+    const lit = (code: number): Node => ({
+      t: 'set',
+      set: { ranges: [code, code], negate: false },
+    });
     switch (c) {
       case 'd':
         return { t: 'set', set: { ranges: DIGIT, negate: false } };
@@ -264,7 +286,8 @@ class Parser {
       case undefined:
         throw new SafeRegexError('pattern ends with a backslash');
       default:
-        if (/[1-9]/.test(c) || c === 'k') throw new SafeRegexError('backreferences are not supported');
+        if (/[1-9]/.test(c) || c === 'k')
+          throw new SafeRegexError('backreferences are not supported');
         return lit(c.charCodeAt(0));
     }
   }
@@ -287,7 +310,11 @@ class Parser {
       first = false;
       const lo = this.classAtom(ranges);
       if (lo === null) continue;
-      if (this.peek() === '-' && this.src[this.pos + 1] !== ']' && this.src[this.pos + 1] !== undefined) {
+      if (
+        this.peek() === '-' &&
+        this.src[this.pos + 1] !== ']' &&
+        this.src[this.pos + 1] !== undefined
+      ) {
         this.pos++;
         const hi = this.classAtom(ranges);
         if (hi === null) {
@@ -340,7 +367,8 @@ class Compiler {
   readonly prog: Inst[] = [];
 
   private emit(inst: Inst): number {
-    if (this.prog.length >= SAFE_REGEX_LIMITS.maxProgramSize) throw new SafeRegexError('pattern too complex');
+    if (this.prog.length >= SAFE_REGEX_LIMITS.maxProgramSize)
+      throw new SafeRegexError('pattern too complex');
     this.prog.push(inst);
     return this.prog.length - 1;
   }
@@ -413,7 +441,9 @@ class Compiler {
 // Pike VM
 
 function isWordCode(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || c === 0x5f || (c >= 0x61 && c <= 0x7a);
+  return (
+    (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || c === 0x5f || (c >= 0x61 && c <= 0x7a)
+  );
 }
 
 class ThreadList {
@@ -441,20 +471,22 @@ class CompiledRegex implements SafeRegex {
     this.dotAll = flags.includes('s');
   }
 
-  test(text: string): boolean {
-    return this.findAll(text, 1).length > 0;
+  test(text: string, budget?: RegexBudget): boolean {
+    return this.findAll(text, 1, budget).length > 0;
   }
 
-  findAll(text: string, limit = 50): RegexMatch[] {
+  findAll(text: string, limit = 50, shared?: RegexBudget): RegexMatch[] {
     const out: RegexMatch[] = [];
-    const budget = { steps: SAFE_REGEX_LIMITS.stepBudget };
+    const allowed = Math.min(SAFE_REGEX_LIMITS.stepBudget, shared?.steps ?? Infinity);
+    const budget = { steps: allowed };
     let from = 0;
-    while (from <= text.length && out.length < limit) {
+    while (from <= text.length && out.length < limit && budget.steps > 0) {
       const m = this.findFrom(text, from, budget);
       if (!m) break;
       out.push(m);
       from = m.end > m.start ? m.end : m.end + 1;
     }
+    if (shared) shared.steps -= allowed - budget.steps;
     return out;
   }
 
@@ -547,7 +579,8 @@ class CompiledRegex implements SafeRegex {
         if (c < 0) continue;
         budget.steps--;
         let ok: boolean;
-        if (inst.op === Op.Any) ok = this.dotAll || (c !== 0x0a && c !== 0x0d && c !== 0x2028 && c !== 0x2029);
+        if (inst.op === Op.Any)
+          ok = this.dotAll || (c !== 0x0a && c !== 0x0d && c !== 0x2028 && c !== 0x2029);
         else ok = inst.set !== undefined && setMatches(inst.set, c, this.ci);
         if (ok) add(nlist, pc + 1, i + 1, start);
       }
@@ -562,7 +595,9 @@ class CompiledRegex implements SafeRegex {
 
 export function compileSafeRegex(pattern: string, flags = ''): SafeRegex {
   if (pattern.length > SAFE_REGEX_LIMITS.maxPatternLength) {
-    throw new SafeRegexError(`pattern longer than ${SAFE_REGEX_LIMITS.maxPatternLength} characters`);
+    throw new SafeRegexError(
+      `pattern longer than ${SAFE_REGEX_LIMITS.maxPatternLength} characters`,
+    );
   }
   if (/[^gimsuy]/.test(flags)) throw new SafeRegexError(`unsupported flags "${flags}"`);
   const ast = new Parser(pattern).parse();

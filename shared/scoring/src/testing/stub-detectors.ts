@@ -4,7 +4,15 @@
  * engine benchmark before the learned detectors exist. Not a detector: never use it to score
  * real traffic.
  */
-import { HARM_CATEGORIES, type DetectorOutput, type Detectors, type HarmCategory, type HarmOutput, type Span, type TextRole } from '../detectors.js';
+import {
+  HARM_CATEGORIES,
+  type DetectorOutput,
+  type Detectors,
+  type HarmCategory,
+  type HarmOutput,
+  type Span,
+  type TextRole,
+} from '../detectors.js';
 
 export interface StubEntry {
   /** Case-insensitive substring. */
@@ -23,10 +31,19 @@ export interface StubDetectorTable {
 
 export interface StubDetectors extends Detectors {
   /** Every call, for assertions: which detector saw which text in which role. */
-  readonly calls: Array<{ detector: 'jailbreak' | 'injection' | 'harm'; text: string; role?: TextRole }>;
+  readonly calls: Array<{
+    detector: 'jailbreak' | 'injection' | 'harm';
+    text: string;
+    role?: TextRole;
+  }>;
 }
 
-function score(entries: StubEntry[] | undefined, text: string, role: TextRole | undefined, lower: string): DetectorOutput {
+function score(
+  entries: StubEntry[] | undefined,
+  text: string,
+  role: TextRole | undefined,
+  lower: string,
+): DetectorOutput {
   let best = 0;
   const spans: Span[] = [];
   for (const e of entries ?? []) {
@@ -40,7 +57,10 @@ function score(entries: StubEntry[] | undefined, text: string, role: TextRole | 
   return { score: best, spans };
 }
 
-export function createStubDetectors(table: StubDetectorTable = DEFAULT_STUB_TABLE, options: { record?: boolean } = {}): StubDetectors {
+export function createStubDetectors(
+  table: StubDetectorTable = DEFAULT_STUB_TABLE,
+  options: { record?: boolean } = {},
+): StubDetectors {
   const calls: StubDetectors['calls'] = [];
   const record = options.record ?? true;
   return {

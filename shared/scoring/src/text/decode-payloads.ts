@@ -85,13 +85,20 @@ export function findBase64(text: string): DecodedPayload[] {
     if (!bytes) continue;
     const decoded = bytesToReadableText(bytes);
     if (decoded === null) continue;
-    out.push({ kind: 'base64', start: m.index, end: m.index + m[0].length, text: decoded, encodedAlnum: 0 });
+    out.push({
+      kind: 'base64',
+      start: m.index,
+      end: m.index + m[0].length,
+      text: decoded,
+      encodedAlnum: 0,
+    });
   }
   return out;
 }
 
 // Pairs of hex digits, optionally prefixed (\x, 0x) and separated by one space, colon, comma or dash.
-const HEX_RE = /(?<![0-9A-Za-z])(?:\\x|0x)?[0-9a-fA-F]{2}(?:[ :,-]?(?:\\x|0x)?[0-9a-fA-F]{2}){5,}(?![0-9A-Za-z])/g;
+const HEX_RE =
+  /(?<![0-9A-Za-z])(?:\\x|0x)?[0-9a-fA-F]{2}(?:[ :,-]?(?:\\x|0x)?[0-9a-fA-F]{2}){5,}(?![0-9A-Za-z])/g;
 
 export function findHex(text: string): DecodedPayload[] {
   const out: DecodedPayload[] = [];
@@ -102,7 +109,13 @@ export function findHex(text: string): DecodedPayload[] {
     const bytes = Buffer.from(digits, 'hex');
     const decoded = bytesToReadableText(bytes);
     if (decoded === null) continue;
-    out.push({ kind: 'hex', start: m.index, end: m.index + m[0].length, text: decoded, encodedAlnum: countAlnum(decoded) });
+    out.push({
+      kind: 'hex',
+      start: m.index,
+      end: m.index + m[0].length,
+      text: decoded,
+      encodedAlnum: countAlnum(decoded),
+    });
   }
   return out;
 }
@@ -150,13 +163,16 @@ export function findHtmlEntities(text: string): DecodedPayload | null {
   if (text.indexOf('&#') < 0) return null;
   let count = 0;
   let alnum = 0;
-  const decoded = text.replace(ENTITY_RE, (whole, hex: string | undefined, dec: string | undefined) => {
-    const cp = hex !== undefined ? parseInt(hex, 16) : parseInt(dec ?? '', 10);
-    if (!Number.isFinite(cp) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return whole;
-    count++;
-    if (isAlnumCode(cp)) alnum++;
-    return String.fromCodePoint(cp);
-  });
+  const decoded = text.replace(
+    ENTITY_RE,
+    (whole, hex: string | undefined, dec: string | undefined) => {
+      const cp = hex !== undefined ? parseInt(hex, 16) : parseInt(dec ?? '', 10);
+      if (!Number.isFinite(cp) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return whole;
+      count++;
+      if (isAlnumCode(cp)) alnum++;
+      return String.fromCodePoint(cp);
+    },
+  );
   if (count < 3) return null;
   return { kind: 'html_entities', start: 0, end: text.length, text: decoded, encodedAlnum: alnum };
 }
@@ -167,15 +183,24 @@ export function findUnicodeEscapes(text: string): DecodedPayload | null {
   if (text.indexOf('\\') < 0) return null;
   let count = 0;
   let alnum = 0;
-  const decoded = text.replace(ESCAPE_RE, (whole, braced: string | undefined, u4: string | undefined, x2: string | undefined) => {
-    const cp = parseInt(braced ?? u4 ?? x2 ?? '', 16);
-    if (!Number.isFinite(cp) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return whole;
-    count++;
-    if (isAlnumCode(cp)) alnum++;
-    return String.fromCodePoint(cp);
-  });
+  const decoded = text.replace(
+    ESCAPE_RE,
+    (whole, braced: string | undefined, u4: string | undefined, x2: string | undefined) => {
+      const cp = parseInt(braced ?? u4 ?? x2 ?? '', 16);
+      if (!Number.isFinite(cp) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return whole;
+      count++;
+      if (isAlnumCode(cp)) alnum++;
+      return String.fromCodePoint(cp);
+    },
+  );
   if (count < 3) return null;
-  return { kind: 'unicode_escapes', start: 0, end: text.length, text: decoded, encodedAlnum: alnum };
+  return {
+    kind: 'unicode_escapes',
+    start: 0,
+    end: text.length,
+    text: decoded,
+    encodedAlnum: alnum,
+  };
 }
 
 export function rot13(s: string): string {

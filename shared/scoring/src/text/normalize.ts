@@ -10,11 +10,7 @@
  * vocabulary (or the rules' own vocabulary). Russian text, hex hashes, base64 blobs and URLs
  * therefore stay clean.
  */
-import {
-  COMMON_WORDS,
-  STOPWORDS,
-  TRIGGER_WORDS,
-} from './word-lists.js';
+import { COMMON_WORDS, STOPWORDS, TRIGGER_WORDS } from './word-lists.js';
 import {
   HOMOGLYPHS,
   LEET,
@@ -30,6 +26,7 @@ import {
   isRtlLetter,
   isTagChar,
   isVariationSelector,
+  LONG_MARK_RUN_RE,
   variationSelectorByte,
 } from './char-tables.js';
 import {
@@ -128,13 +125,16 @@ class Vocab {
   }
   /** Whether some vocabulary word starts with `s` (prunes fragment joining early). */
   isPrefix(s: string): boolean {
-    return TRIGGER_PREFIXES.has(s) || (this.extraPrefixes !== undefined && this.extraPrefixes.has(s));
+    return (
+      TRIGGER_PREFIXES.has(s) || (this.extraPrefixes !== undefined && this.extraPrefixes.has(s))
+    );
   }
   /** Whether `s` contains a vocabulary word of length >= 4 as a substring. */
   hasInside(s: string): boolean {
     const n = s.length;
     for (let i = 0; i < n; i++) {
-      for (let len = 4; len <= 16 && i + len <= n; len++) if (this.has(s.slice(i, i + len))) return true;
+      for (let len = 4; len <= 16 && i + len <= n; len++)
+        if (this.has(s.slice(i, i + len))) return true;
     }
     return false;
   }
@@ -146,7 +146,12 @@ interface Replacement {
   text: string;
 }
 
-function normalizeAt(input: string, vocab: Vocab, reversed: boolean, depth: number): NormalizedText {
+function normalizeAt(
+  input: string,
+  vocab: Vocab,
+  reversed: boolean,
+  depth: number,
+): NormalizedText {
   const evidence: MutationEvidence[] = [];
   const variants: TextVariant[] = [];
 
@@ -201,13 +206,20 @@ function isLetterLike(cp: number): boolean {
 }
 
 function isEmojiLike(cp: number): boolean {
-  return cp >= 0x1f000 || (cp >= 0x2600 && cp <= 0x27bf) || cp === 0x2764 || isVariationSelector(cp);
+  return (
+    cp >= 0x1f000 || (cp >= 0x2600 && cp <= 0x27bf) || cp === 0x2764 || isVariationSelector(cp)
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
 // Code point pass
 
-function unicodePass(input: string, vocab: Vocab, evidence: MutationEvidence[], variants: TextVariant[]): string {
+function unicodePass(
+  input: string,
+  vocab: Vocab,
+  evidence: MutationEvidence[],
+  variants: TextVariant[],
+): string {
   let out = '';
   let runStart = 0; // start of the pending slice of `input` to copy
   let prevCp = -1; // last code point kept
@@ -253,7 +265,10 @@ function unicodePass(input: string, vocab: Vocab, evidence: MutationEvidence[], 
         tagLegit++;
       } else if (hidden.trim().length > 0) {
         variants.push({ kind: 'tag_smuggling', text: hidden });
-        evidence.push({ kind: 'tag_smuggling', detail: `${hidden.length} characters hidden in invisible Unicode tag characters` });
+        evidence.push({
+          kind: 'tag_smuggling',
+          detail: `${hidden.length} characters hidden in invisible Unicode tag characters`,
+        });
       }
       i = j;
       runStart = j;
@@ -274,7 +289,10 @@ function unicodePass(input: string, vocab: Vocab, evidence: MutationEvidence[], 
         const hidden = bytesToReadableText(Uint8Array.from(bytes));
         if (hidden !== null) {
           variants.push({ kind: 'variation_selector_smuggling', text: hidden });
-          evidence.push({ kind: 'variation_selector_smuggling', detail: `${hidden.length} characters hidden in variation selectors` });
+          evidence.push({
+            kind: 'variation_selector_smuggling',
+            detail: `${hidden.length} characters hidden in variation selectors`,
+          });
         }
       }
       i = j;
@@ -294,7 +312,11 @@ function unicodePass(input: string, vocab: Vocab, evidence: MutationEvidence[], 
       const nextCp = j < n ? (input.codePointAt(j) ?? -1) : -1;
       const benign =
         (cp === 0xfeff && out.length === 0) ||
-        ((cp === 0x200c || cp === 0x200d) && (isJoiningScript(prevCp) || isJoiningScript(nextCp) || isEmojiLike(prevCp) || isEmojiLike(nextCp)));
+        ((cp === 0x200c || cp === 0x200d) &&
+          (isJoiningScript(prevCp) ||
+            isJoiningScript(nextCp) ||
+            isEmojiLike(prevCp) ||
+            isEmojiLike(nextCp)));
       if (!benign) {
         const count = countInvisibles(input, i, j);
         if (isLetterLike(prevCp) && isLetterLike(nextCp)) {
@@ -356,23 +378,44 @@ function unicodePass(input: string, vocab: Vocab, evidence: MutationEvidence[], 
 
   // Invisible characters: splitting words is the attack; a single stray one (copy-paste from a
   // web page) is not, unless removing it reveals a trigger word.
-  if (inWordInvisible >= 2 || otherInvisible >= 5 || revealsWord(out, invisibleJoinOffsets, vocab)) {
+  if (
+    inWordInvisible >= 2 ||
+    otherInvisible >= 5 ||
+    revealsWord(out, invisibleJoinOffsets, vocab)
+  ) {
     evidence.push({
       kind: 'invisible_characters',
       detail: `${inWordInvisible + otherInvisible} zero-width/invisible characters removed (${inWordInvisible} inside words)`,
     });
   }
   if (bidiOverrides > 0 || (bidiOther > 0 && rtlLetters === 0)) {
-    evidence.push({ kind: 'bidi_controls', detail: `${bidiOverrides + bidiOther} bidirectional control characters removed` });
+    evidence.push({
+      kind: 'bidi_controls',
+      detail: `${bidiOverrides + bidiOther} bidirectional control characters removed`,
+    });
   }
+  // Runs of marks too long for any script (Hebrew points, Devanagari signs, ... stacked past the
+  // stream-safe limit) bury their base letters like zalgo does, and NFKC below would be quadratic
+  // in them: drop them, as the zalgo marks above.
+  // (After the invisible-character check: its offsets point into `out` as it was.)
+  out = out.replace(LONG_MARK_RUN_RE, () => {
+    stackedMarks++;
+    return '';
+  });
   if (stackedMarks > 0) {
-    evidence.push({ kind: 'combining_marks', detail: `${stackedMarks} letters buried under stacked combining marks` });
+    evidence.push({
+      kind: 'combining_marks',
+      detail: `${stackedMarks} letters buried under stacked combining marks`,
+    });
   }
   // Fullwidth Latin is ordinary inside CJK text; styled (mathematical, enclosed) letters are not
   // used to write prompts except to dodge filters.
   const compatCount = styled + (cjkLetters * 4 < latinLetters + fullwidth ? fullwidth : 0);
   if (compatCount >= 3) {
-    evidence.push({ kind: 'compat_letters', detail: `${compatCount} fullwidth/styled letters folded to ASCII` });
+    evidence.push({
+      kind: 'compat_letters',
+      detail: `${compatCount} fullwidth/styled letters folded to ASCII`,
+    });
   }
   void tagLegit;
 
@@ -405,7 +448,12 @@ function revealsWord(text: string, offsets: number[], vocab: Vocab): boolean {
 
 const WORD_WITH_MARKS_RE = /[\p{L}\p{M}\p{N}]+/gu;
 
-function homoglyphPass(s: string, vocab: Vocab, latinDominant: boolean, evidence: MutationEvidence[]): string {
+function homoglyphPass(
+  s: string,
+  vocab: Vocab,
+  latinDominant: boolean,
+  evidence: MutationEvidence[],
+): string {
   let mixed = 0;
   let folded = 0;
   let diacritics = 0;
@@ -479,7 +527,15 @@ const HAS_LETTER_RE = /[A-Za-z]/;
 
 function isLeetChunkChar(c: number): boolean {
   // letters, digits, @ $ | + !
-  return isAsciiLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x40 || c === 0x24 || c === 0x7c || c === 0x2b || c === 0x21;
+  return (
+    isAsciiLetter(c) ||
+    (c >= 0x30 && c <= 0x39) ||
+    c === 0x40 ||
+    c === 0x24 ||
+    c === 0x7c ||
+    c === 0x2b ||
+    c === 0x21
+  );
 }
 
 function leetFold(chunk: string, one: string): string | null {
@@ -498,7 +554,12 @@ function leetFold(chunk: string, one: string): string | null {
   return out;
 }
 
-function leetPass(s: string, vocab: Vocab, replacements: Replacement[], evidence: MutationEvidence[]): void {
+function leetPass(
+  s: string,
+  vocab: Vocab,
+  replacements: Replacement[],
+  evidence: MutationEvidence[],
+): void {
   const hits: Replacement[] = [];
   const candidates: Array<{ start: number; end: number; fold: string }> = [];
   // Only chunks that contain a leet character are looked at: linear, and nothing to do on prose.
@@ -515,7 +576,8 @@ function leetPass(s: string, vocab: Vocab, replacements: Replacement[], evidence
     let start = a;
     let chunk = s.slice(a, b);
     // Trailing "!" / leading "+" are punctuation, not letters.
-    while (chunk.length > 0 && (chunk.endsWith('!') || chunk.endsWith('+'))) chunk = chunk.slice(0, -1);
+    while (chunk.length > 0 && (chunk.endsWith('!') || chunk.endsWith('+')))
+      chunk = chunk.slice(0, -1);
     while (chunk.length > 0 && chunk.startsWith('+')) {
       chunk = chunk.slice(1);
       start++;
@@ -527,14 +589,22 @@ function leetPass(s: string, vocab: Vocab, replacements: Replacement[], evidence
     const end = start + chunk.length;
     if (vocab.has(asI)) hits.push({ start, end, text: asI });
     else if (vocab.has(asL)) hits.push({ start, end, text: asL });
-    else if (/^[a-z]+$/.test(asI)) candidates.push({ start, end, fold: COMMON_WORDS.has(asL) && !COMMON_WORDS.has(asI) ? asL : asI });
+    else if (/^[a-z]+$/.test(asI))
+      candidates.push({
+        start,
+        end,
+        fold: COMMON_WORDS.has(asL) && !COMMON_WORDS.has(asI) ? asL : asI,
+      });
   }
   if (hits.length === 0) return;
   // Once leetspeak is established, fold the other leet words too ("4ll", "pr3v10us") so the
   // detectors read the sentence.
   for (const c of candidates) hits.push({ start: c.start, end: c.end, text: c.fold });
   for (const h of hits) replacements.push(h);
-  evidence.push({ kind: 'leetspeak', detail: `${hits.length} words written in leetspeak folded to letters` });
+  evidence.push({
+    kind: 'leetspeak',
+    detail: `${hits.length} words written in leetspeak folded to letters`,
+  });
 }
 
 interface LetterToken {
@@ -548,14 +618,28 @@ const SPLIT_SEPARATORS = ' \t.-_*/|+~^,\'"`';
 const INWORD_SEPARATORS = '-._*|/~^+';
 
 /** Returns the lower-cased ASCII letter words of `s` (reused by later passes). */
-function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evidence: MutationEvidence[]): string[] {
+function splitWordPass(
+  s: string,
+  vocab: Vocab,
+  replacements: Replacement[],
+  evidence: MutationEvidence[],
+): string[] {
   const tokens: LetterToken[] = [];
   LETTER_RE.lastIndex = 0;
   for (let m = LETTER_RE.exec(s); m !== null; m = LETTER_RE.exec(s)) {
     tokens.push({ start: m.index, end: m.index + m[0].length, word: m[0].toLowerCase() });
   }
   let found = 0;
-  const taken = (start: number, end: number): boolean => replacements.some((r) => r.start < end && start < r.end);
+  // Only the leetspeak replacements can overlap a rejoined word (this pass moves past each of its
+  // own). They are disjoint and are asked about at increasing offsets, so one forward cursor
+  // answers every check; scanning them all per check was quadratic on long disguised texts.
+  const leet = [...replacements].sort((a, b) => a.start - b.start);
+  let cursor = 0;
+  const taken = (start: number, end: number): boolean => {
+    while (cursor < leet.length && (leet[cursor]?.end ?? 0) <= start) cursor++;
+    const r = leet[cursor];
+    return r !== undefined && r.start < end;
+  };
 
   let i = 0;
   while (i < tokens.length) {
@@ -579,7 +663,11 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
       }
       const last = tokens[j];
       if (j - i + 1 >= 4 && last && vocab.hasInside(joined) && !taken(t.start, last.end)) {
-        replacements.push({ start: t.start, end: last.end, text: segmentWords(joined, breaks, vocab) });
+        replacements.push({
+          start: t.start,
+          end: last.end,
+          text: segmentWords(joined, breaks, vocab),
+        });
         found++;
         i = j + 1;
         continue;
@@ -625,7 +713,8 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
       for (let j = i + 1; j < tokens.length && j - i < 4; j++) {
         const a = tokens[j - 1];
         const b = tokens[j];
-        if (!a || !b || b.word.length > 4 || b.start !== a.end + 1 || s.charCodeAt(a.end) !== 0x20) break;
+        if (!a || !b || b.word.length > 4 || b.start !== a.end + 1 || s.charCodeAt(a.end) !== 0x20)
+          break;
         joined += b.word;
         if (!vocab.isPrefix(joined)) break;
         allCommon = allCommon && isOrdinaryWord(b.word);
@@ -644,7 +733,11 @@ function splitWordPass(s: string, vocab: Vocab, replacements: Replacement[], evi
     }
     i++;
   }
-  if (found > 0) evidence.push({ kind: 'split_words', detail: `${found} words split by spaces or separators rejoined` });
+  if (found > 0)
+    evidence.push({
+      kind: 'split_words',
+      detail: `${found} words split by spaces or separators rejoined`,
+    });
   return tokens.map((t) => t.word);
 }
 
@@ -697,7 +790,13 @@ function segmentWords(joined: string, breaks: number[], vocab: Vocab): string {
   const merged: string[] = [];
   for (const p of parts) {
     const last = merged[merged.length - 1];
-    if (last !== undefined && !COMMON_WORDS.has(p) && !vocab.has(p) && !COMMON_WORDS.has(last) && !vocab.has(last)) {
+    if (
+      last !== undefined &&
+      !COMMON_WORDS.has(p) &&
+      !vocab.has(p) &&
+      !COMMON_WORDS.has(last) &&
+      !vocab.has(last)
+    ) {
       merged[merged.length - 1] = last + p;
     } else merged.push(p);
   }
@@ -775,7 +874,10 @@ function rot13AndReversedPass(
       const decoded = reverseString(line);
       if (wordsOf(decoded).some((w) => vocab.has(w)) || rev >= 0.6 * lw.length) {
         variants.push({ kind: 'reversed_text', text: decoded });
-        evidence.push({ kind: 'reversed_text', detail: `reversed segment of ${lw.length} words read backwards` });
+        evidence.push({
+          kind: 'reversed_text',
+          detail: `reversed segment of ${lw.length} words read backwards`,
+        });
       }
     }
   }
@@ -784,12 +886,19 @@ function rot13AndReversedPass(
 // ---------------------------------------------------------------------------------------------
 // Encoded payloads
 
-const DECODE_HINT_RE = /\b(?:decode|decoded|decoding|base ?64|b64|hex|encoded|encoding|cipher|decrypt)\b/i;
+const DECODE_HINT_RE =
+  /\b(?:decode|decoded|decoding|base ?64|b64|hex|encoded|encoding|cipher|decrypt)\b/i;
 
-function payloadPass(text: string, vocab: Vocab, evidence: MutationEvidence[], variants: TextVariant[]): void {
+function payloadPass(
+  text: string,
+  vocab: Vocab,
+  evidence: MutationEvidence[],
+  variants: TextVariant[],
+): void {
   const hinted = DECODE_HINT_RE.test(text);
   const found: DecodedPayload[] = [...findBase64(text), ...findHex(text)];
-  for (const p of [findUrlEncoding(text), findHtmlEntities(text), findUnicodeEscapes(text)]) if (p) found.push(p);
+  for (const p of [findUrlEncoding(text), findHtmlEntities(text), findUnicodeEscapes(text)])
+    if (p) found.push(p);
   for (const p of found) {
     const lower = p.text.toLowerCase();
     const words = wordsOf(lower);
@@ -805,9 +914,16 @@ function payloadPass(text: string, vocab: Vocab, evidence: MutationEvidence[], v
       disguised = p.encodedAlnum >= 6 || (p.encodedAlnum >= 3 && revealsTrigger);
     }
     if (disguised) {
-      evidence.push({ kind: p.kind, detail: `${label(p.kind)} payload decoded (${p.text.length} characters)` });
+      evidence.push({
+        kind: p.kind,
+        detail: `${label(p.kind)} payload decoded (${p.text.length} characters)`,
+      });
       variants.push({ kind: p.kind, text: p.text });
-    } else if ((p.kind === 'base64' || p.kind === 'hex') && isReadable(p.text) && words.length >= 4) {
+    } else if (
+      (p.kind === 'base64' || p.kind === 'hex') &&
+      isReadable(p.text) &&
+      words.length >= 4
+    ) {
       // Still scored, without claiming a disguise: the detectors decide.
       variants.push({ kind: p.kind, text: p.text });
     }

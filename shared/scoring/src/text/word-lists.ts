@@ -28,8 +28,8 @@ export const COMMON_WORDS: ReadonlySet<string> = new Set(
  * treated as ordinary encoded data.
  */
 export const TRIGGER_WORDS: ReadonlySet<string> = new Set(
+  // instruction override, persona, exfiltration
   (
-    // instruction override, persona, exfiltration
     'ignore ignoring disregard forget override bypass circumvent jailbreak jailbroken unrestricted uncensored ' +
     'unfiltered unlimited restrictions restriction guidelines guardrails filters filter safety policy policies ' +
     'instructions instruction previous prompt system developer admin administrator sudo root pretend roleplay ' +
@@ -49,11 +49,11 @@ export const TRIGGER_WORDS: ReadonlySet<string> = new Set(
 export const STOPWORDS: ReadonlySet<string> = new Set(
   (
     'a an the and or nor but if then else of to in on at by for with without from into onto about above below over ' +
-    'under as is are was were be been being am do does did doing have has had having it its it\'s this that these ' +
+    "under as is are was were be been being am do does did doing have has had having it its it's this that these " +
     'those there here such any all each every some no not never none only own same so than too very can could should ' +
     'would will shall may might must i me my we our you your he she they them their his her him us what which who ' +
     'whom whose when where why how also just more most other others another both either neither via etc e.g i.e ' +
-    'don\'t dont do not cannot can\'t won\'t shouldn\'t mustn\'t ever always please user users model assistant ai ' +
+    "don't dont do not cannot can't won't shouldn't mustn't ever always please user users model assistant ai " +
     'content contents message messages response responses text output input answer answers reply replies request ' +
     'requests prompt prompts allow allowed disallow disallowed block blocked flag flagged avoid prevent permit ' +
     'rule rules policy policies include includes including related relating regarding concerning involving ' +

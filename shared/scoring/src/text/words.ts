@@ -45,7 +45,14 @@ export function stem(word: string): string {
     return undouble(w);
   }
   if (w.endsWith('es') && w.length > 4 && /(?:ch|sh|x|ss|z)es$/.test(w)) return w.slice(0, -2);
-  if (w.endsWith('s') && !w.endsWith('ss') && !w.endsWith('us') && !w.endsWith('is') && w.length > 3) return w.slice(0, -1);
+  if (
+    w.endsWith('s') &&
+    !w.endsWith('ss') &&
+    !w.endsWith('us') &&
+    !w.endsWith('is') &&
+    w.length > 3
+  )
+    return w.slice(0, -1);
   return w;
 }
 
@@ -55,9 +62,14 @@ function undouble(w: string): string {
   return w;
 }
 
+let rowA = new Int32Array(64);
+let rowB = new Int32Array(64);
+
 /**
  * Levenshtein distance, abandoned as soon as it must exceed `max` (then returns max + 1).
- * O(len * (2*max+1)) time with two rows.
+ * Only the diagonal band |i - j| <= max is computed (a cell outside it is already > max), so it
+ * takes O(len * (2*max+1)) time with two rows rather than O(len^2): 200-letter keywords against
+ * 200-letter words cost 1,000 cells per pair, not 40,000.
  */
 export function boundedLevenshtein(a: string, b: string, max: number): number {
   const la = a.length;
@@ -65,25 +77,42 @@ export function boundedLevenshtein(a: string, b: string, max: number): number {
   if (Math.abs(la - lb) > max) return max + 1;
   if (la === 0) return lb;
   if (lb === 0) return la;
-  let prev = new Array<number>(lb + 1);
-  let cur = new Array<number>(lb + 1);
-  for (let j = 0; j <= lb; j++) prev[j] = j;
+  const over = max + 1;
+  // Two rows reused between calls: the keyword matcher calls this for every candidate pair.
+  if (rowA.length <= lb) {
+    rowA = new Int32Array(2 * (lb + 1));
+    rowB = new Int32Array(2 * (lb + 1));
+  }
+  let prev = rowA;
+  let cur = rowB;
+  prev.fill(over, 0, lb + 1);
+  for (let j = 0; j <= Math.min(lb, max); j++) prev[j] = j;
   for (let i = 1; i <= la; i++) {
-    cur[0] = i;
-    let rowMin = i;
+    const from = Math.max(1, i - max);
+    const to = Math.min(lb, i + max);
+    // The cell left of the band: column 0 (distance i) or outside the band (> max).
+    cur[from - 1] = from === 1 ? Math.min(i, over) : over;
+    let rowMin = cur[from - 1] ?? over;
     const ca = a.charCodeAt(i - 1);
-    for (let j = 1; j <= lb; j++) {
+    for (let j = from; j <= to; j++) {
       const cost = ca === b.charCodeAt(j - 1) ? 0 : 1;
-      const v = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
+      const v = Math.min(
+        (prev[j] ?? over) + 1,
+        (cur[j - 1] ?? over) + 1,
+        (prev[j - 1] ?? over) + cost,
+        over,
+      );
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }
-    if (rowMin > max) return max + 1;
+    // The next row reads one cell right of this band: outside it, so > max.
+    if (to < lb) cur[to + 1] = over;
+    if (rowMin > max) return over;
     const t = prev;
     prev = cur;
     cur = t;
   }
-  return prev[lb] ?? max + 1;
+  return prev[lb] ?? over;
 }
 
 /** Fuzzy tolerance by word length: short words must match exactly. */
