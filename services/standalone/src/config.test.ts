@@ -15,6 +15,7 @@ describe('standalone settings', () => {
     expect(c.scoreTimeoutMs).toBe(10_000);
     expect(c.scoreThreads).toBe(Math.max(1, Math.floor(os.availableParallelism() / c.workers)));
     expect(loadConfig({ GUARD_WORKERS: '1', GUARD_SCORE_THREADS: '0' }).scoreThreads).toBe(0);
+    expect(c.scoreInlineChars).toBe(4000);
   });
 
   it('refuses bad values, naming each variable', () => {

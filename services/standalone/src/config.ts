@@ -41,6 +41,7 @@ const Env = z.object({
   GUARD_MONITOR_MAX_CHARS: envInt(200_000, 1, 50_000_000),
   GUARD_FAIL_MODE: z.enum(['open', 'closed']).default('closed'),
   GUARD_SCORE_TIMEOUT_MS: envInt(10_000, 50, 600_000),
+  GUARD_SCORE_INLINE_CHARS: envInt(4000, 0, 1_000_000),
   GUARD_SCORE_THREADS: z
     .string()
     .default('auto')
@@ -88,6 +89,8 @@ export interface StandaloneConfig {
   scoreTimeoutMs: number;
   /** Worker threads that score, per process; 0 scores on the request thread (no deadline enforcement). */
   scoreThreads: number;
+  /** Requests up to this many characters score on the request thread (faster than a thread hop); 0 sends all to the threads. */
+  scoreInlineChars: number;
   excerptChars: number;
   judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | null;
 }
@@ -115,6 +118,7 @@ export function loadConfig(
     maxTextChars: e.GUARD_MONITOR_MAX_CHARS,
     failMode: e.GUARD_FAIL_MODE,
     scoreTimeoutMs: e.GUARD_SCORE_TIMEOUT_MS,
+    scoreInlineChars: e.GUARD_SCORE_INLINE_CHARS,
     // auto: the cores left to each worker process, at least one thread each.
     scoreThreads:
       e.GUARD_SCORE_THREADS === 'auto'

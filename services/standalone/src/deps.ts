@@ -10,6 +10,7 @@ import {
 } from '@guard/adapters';
 import {
   createDefaultEngine,
+  createSizeRoutedEngine,
   createThreadPoolEngine,
   withDeadline,
   type DefaultEngineOptions,
@@ -50,17 +51,20 @@ export function buildEngine(config: StandaloneConfig): EmbeddedEngine {
         },
       }
     : {};
-  if (config.scoreThreads === 0)
-    return {
-      engine: withDeadline(createDefaultEngine(options), config.scoreTimeoutMs),
-      close: async () => undefined,
-    };
+  const inline = withDeadline(createDefaultEngine(options), config.scoreTimeoutMs);
+  if (config.scoreThreads === 0) return { engine: inline, close: async () => undefined };
   const pool = createThreadPoolEngine({
     threads: config.scoreThreads,
     timeoutMs: config.scoreTimeoutMs,
     engine: options,
   });
-  return { engine: pool, close: () => pool.close() };
+  return {
+    engine:
+      config.scoreInlineChars > 0
+        ? createSizeRoutedEngine({ inline, pool, inlineChars: config.scoreInlineChars })
+        : pool,
+    close: () => pool.close(),
+  };
 }
 
 /** The SQLite adapters over one database file, uncached: what the CLI and the bootstrap use. */

@@ -15,11 +15,12 @@ function printBootstrapKey(key: string, url: string): void {
 
 /** One process serving everything (GUARD_WORKERS=1, the default). */
 async function runSingle(config: StandaloneConfig, logger: Logger): Promise<void> {
-  const running = await startServer(config, logger);
-  if (running.bootstrapKey) printBootstrapKey(running.bootstrapKey, running.url);
+  // Handlers first: a stop that arrives while the server starts is still an orderly exit.
   const lifecycle = new Lifecycle(logger);
-  lifecycle.onClose('server', running.close);
   lifecycle.installSignalHandlers();
+  const running = await startServer(config, logger);
+  lifecycle.onClose('server', running.close);
+  if (running.bootstrapKey) printBootstrapKey(running.bootstrapKey, running.url);
 }
 
 /**
@@ -73,14 +74,14 @@ async function runPrimary(config: StandaloneConfig, logger: Logger): Promise<voi
 }
 
 async function runWorker(config: StandaloneConfig, logger: Logger): Promise<void> {
-  const running = await startServer(config, logger.child({ worker: process.pid }));
-  process.send?.({ type: 'listening', url: running.url });
   const lifecycle = new Lifecycle(logger);
-  lifecycle.onClose('server', running.close);
   lifecycle.installSignalHandlers();
   // Ctrl-C in a terminal reaches every process of the group: let the primary coordinate.
   process.removeAllListeners('SIGINT');
   process.on('SIGINT', () => undefined);
+  const running = await startServer(config, logger.child({ worker: process.pid }));
+  lifecycle.onClose('server', running.close);
+  process.send?.({ type: 'listening', url: running.url });
 }
 
 async function main(): Promise<void> {

@@ -59,3 +59,4 @@ export {
   type ThreadPoolEngineOptions,
 } from './pool/thread-pool-engine.js';
 export { withDeadline, deadlineSignal, ScoreDeadlineError } from './pool/deadline-engine.js';
+export { createSizeRoutedEngine, requestChars } from './pool/size-routed-engine.js';

@@ -90,6 +90,42 @@ describe('compileSafeRegex: matching', () => {
   });
 });
 
+describe('compileSafeRegex: Unicode', () => {
+  it('treats an astral-plane character as one character', () => {
+    expect(spans('😀+', 'a😀😀b')).toEqual([[1, 5]]);
+    expect(spans('^.$', '😀')).toEqual([[0, 2]]);
+    expect(spans('a.b', 'a😀b', 'u')).toEqual([[0, 4]]);
+    expect(spans('[😀😃]', 'x😃')).toEqual([[1, 3]]);
+  });
+
+  it('reads \\u{...}, \\uHHHH and surrogate pairs written as escapes', () => {
+    expect(spans('\\u{1F600}', 'x😀', 'u')).toEqual([[1, 3]]);
+    expect(spans('\\uD83D\\uDE00', 'x😀')).toEqual([[1, 3]]);
+    expect(spans('\\u00e9', 'café')).toEqual([[3, 4]]);
+  });
+
+  it('supports Unicode classes with the u flag', () => {
+    expect(spans('\\p{L}+', '12 héllo 𝒜x', 'u')).toEqual([
+      [3, 8],
+      [9, 12],
+    ]);
+    expect(spans('\\p{Greek}+', 'abc αβγ', 'u')).toEqual([[4, 7]]);
+  });
+
+  it('keeps JavaScript meanings of \\s and . without s', () => {
+    expect(spans('a\\sb', 'a\u00a0b')).toEqual([[0, 3]]);
+    expect(spans('a.b', 'a\rb a\u2028b')).toEqual([]);
+    expect(spans('a.b', 'a\rb', 's')).toEqual([[0, 3]]);
+  });
+
+  it('steps over a whole astral character after an empty match', () => {
+    expect(spans('x*', '😀')).toEqual([
+      [0, 0],
+      [2, 2],
+    ]);
+  });
+});
+
 describe('compileSafeRegex: hostile patterns cannot hang the process', () => {
   it.each([
     ['(a+)+$', 'a'.repeat(50_000) + '!'],
@@ -105,20 +141,38 @@ describe('compileSafeRegex: hostile patterns cannot hang the process', () => {
     expect(performance.now() - t0).toBeLessThan(2000);
   });
 
+  it('bounds span-finding work by the shared budget and says so by spending it', () => {
+    const text = 'ab'.repeat(100_000) + 'bq';
+    const re = compileSafeRegex('b.{0,200}q');
+    const budget = { steps: 1_000_000 };
+    const t0 = performance.now();
+    expect(re.findAll(text, 20, budget)).toEqual([]);
+    expect(performance.now() - t0).toBeLessThan(500);
+    expect(budget.steps).toBeLessThanOrEqual(0);
+    // Unshared, a call may spend SAFE_REGEX_LIMITS.stepBudget: enough for 10 KB with this pattern.
+    expect(re.findAll(text.slice(-10_002), 20)).toEqual([{ start: 9_801, end: 10_002 }]);
+  });
+
   it('still finds the match catastrophic backtracking would eventually find', () => {
     expect(compileSafeRegex('(a+)+b').test('a'.repeat(40) + 'b')).toBe(true);
     expect(compileSafeRegex('(a+)+b').test('a'.repeat(40) + 'c')).toBe(false);
   });
 
   it.each([
-    ['(a)\\1', 'backreferences'],
-    ['(?=a)a', 'lookaround'],
-    ['(?<!a)b', 'lookaround'],
+    ['(a)\\1', 'RE2 does not support backreferences/lookaround'],
+    ['(?<n>a)\\k<n>', 'RE2 does not support backreferences/lookaround'],
+    ['(?=a)a', 'RE2 does not support backreferences/lookaround'],
+    ['(?!a)b', 'RE2 does not support backreferences/lookaround'],
+    ['(?<=a)b', 'RE2 does not support backreferences/lookaround'],
+    ['(?<!a)b', 'RE2 does not support backreferences/lookaround'],
+    ['(?i)a', 'inline modifiers'],
     ['a{1000}', 'repetition'],
     ['x'.repeat(1001), 'longer'],
-    ['(a{200}){200}', 'too complex'],
-    ['(abc', 'unterminated'],
-    ['*a', 'nothing to repeat'],
+    ['(a{100}){20}', 'repeat count'],
+    ['(abc', 'missing closing )'],
+    ['[abc', 'unterminated'],
+    ['*a', 'missing argument to repetition operator'],
+    ['\\p{NotAScript}', 'invalid character class range'],
   ])('rejects %s', (pattern, message) => {
     expect(() => compileSafeRegex(pattern)).toThrow(SafeRegexError);
     expect(checkSafeRegex(pattern)).toContain(message);

@@ -148,7 +148,7 @@ export const ScannersConfigSchema = z.looseObject({
     .union([z.array(z.string().min(1).max(200)).max(1000), KeywordsObject])
     .transform((v) => (Array.isArray(v) ? KeywordsObject.parse({ keywords: v }) : v))
     .optional(),
-  /** Regexes (safe subset, see safe-regex.ts): a pattern, a list, or {patterns, action}. */
+  /** Regexes (JavaScript syntax run on RE2, see safe-regex.ts): a pattern, a list, or {patterns, action}. */
   regex: z
     .union([z.string(), z.array(z.unknown()), RegexObject])
     .transform((v, ctx) => {

@@ -1,0 +1,228 @@
+/** One request through normalisation, detectors, scanners and the rule router: the local verdicts. */
+import type { Detectors, HarmCategory, Span } from '../detectors.js';
+import type { ScoreRequest } from '../engine-types.js';
+import { compileRule, type RulePlan } from '../router/rule-router.js';
+import { scoreRule, type RuleContext } from '../router/score-rule.js';
+import { harmCues } from '../router/harm-cues.js';
+import { TextView } from '../scanners/keyword-matcher.js';
+import { SAFE_REGEX_LIMITS, type RegexBudget } from '../scanners/safe-regex.js';
+import { parseScannersConfig, type ScannersConfig } from '../scanners/scanners-config.js';
+import type { MutationEvidence } from '../text/normalize.js';
+import { dedupeEvidence } from '../text/normalized-text.js';
+import { contentStemsOf } from '../router/score-rule.js';
+import { splitConversation } from './conversation.js';
+import { modeProfile } from './modes.js';
+import { countTokens } from './token-counter.js';
+import {
+  BUILTIN_JAILBREAK_DESCRIPTION,
+  r3,
+  type BuiltinRule,
+  type LocalEvaluation,
+} from './local-evaluation.js';
+import { runScannerBuiltins, type ScannerCaches } from './scanner-builtins.js';
+import { createScannerFindings } from './scanner-findings.js';
+import { analyse, runDetector, runHarm } from './text-analysis.js';
+
+export interface LocalEvaluationDeps {
+  detectors: Detectors;
+  caches: ScannerCaches;
+  vocabularyFor: (plans: RulePlan[], config: ScannersConfig) => ReadonlySet<string>;
+}
+
+function describeSpans(spans: Span[]): string {
+  const labels = [...new Set(spans.map((s) => s.label))].slice(0, 5);
+  return labels.length > 0 ? `: ${labels.join(', ')}` : '';
+}
+
+export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps): LocalEvaluation {
+  const { detectors, caches, vocabularyFor } = deps;
+  const profile = modeProfile(request.mode);
+  const notes: string[] = [];
+  if (!profile.known) notes.push(`unknown mode "${request.mode}" treated as content_moderation`);
+  const parsed = parseScannersConfig(request.scanners_config);
+  for (const p of parsed.problems) notes.push(`${p} (ignored)`);
+  const config: ScannersConfig = parsed.config;
+
+  const parts = splitConversation(request, { toolCallsAreOutput: profile.toolCallsAreOutput });
+  const input = parts.phase === 'input';
+  const thresholds = {
+    violation: input
+      ? request.thresholds.pre_violation_threshold
+      : request.thresholds.post_violation_threshold,
+    jailbreak: input
+      ? request.thresholds.pre_jb_threshold
+      : request.thresholds.post_violation_jb_threshold,
+  };
+
+  // Rules first: their vocabulary sharpens the normaliser.
+  const active = request.rules
+    .map((rule, i) => ({ rule, index: i + 1 }))
+    .filter((r) => r.rule.mode !== 'disabled');
+  const plans = active.map((r) => compileRule(r.rule.name, r.rule.description));
+  const vocabulary = vocabularyFor(plans, config);
+
+  const mutationEvidence: MutationEvidence[] = [];
+  const revealed =
+    (where: string) =>
+    (variant: string, score: number): void => {
+      mutationEvidence.push({
+        kind: variant as MutationEvidence['kind'],
+        detail: `decoded ${variant} content in ${where} scores ${r3(score)}, higher than the visible text`,
+      });
+    };
+
+  const userAn = analyse(parts.user, vocabulary);
+  const checkedAn = input ? userAn : analyse(parts.checked, vocabulary);
+  for (const e of userAn.norm.evidence) mutationEvidence.push(e);
+  if (!input)
+    for (const e of checkedAn.norm.evidence)
+      mutationEvidence.push({ ...e, detail: `${e.detail} (in the output)` });
+
+  // Direct injection on user input stays out of the built-in jailbreak signal: measured, the
+  // injection head also rises for short ordinary commands on prompts ("Please answer." 0.98),
+  // so folding it in flagged 6-100% of benign rows per source (docs/detection-quality.md).
+  const jailbreak = runDetector(userAn, (t) => detectors.jailbreak(t), revealed('user input'));
+  const injection = runDetector(
+    userAn,
+    (t) => detectors.injection(t, 'prompt'),
+    revealed('user input'),
+  );
+  const harm = runHarm(
+    detectors,
+    checkedAn,
+    input ? 'prompt' : 'response',
+    revealed(input ? 'user input' : 'the output'),
+  );
+
+  // Third-party content: indirect prompt injection.
+  const indirectSources: Array<{ origin: string; score: number }> = [];
+  let indirectScore = 0;
+  for (const tp of parts.thirdParty) {
+    const an = analyse([{ index: -1, text: tp.text }], vocabulary);
+    for (const e of an.norm.evidence)
+      mutationEvidence.push({ ...e, detail: `${e.detail} (in ${tp.origin})` });
+    const out = runDetector(an, (t) => detectors.injection(t, 'document'), revealed(tp.origin));
+    // Tool descriptions are instructions to the model by design ("always call this when ..."):
+    // rescale so that only strong evidence (>= ~0.65 raw) reaches the usual thresholds.
+    const s = tp.kind === 'tool_definition' ? Math.max(0, (out.score - 0.3) / 0.7) : out.score;
+    indirectSources.push({ origin: tp.origin, score: r3(s) });
+    indirectScore = Math.max(indirectScore, s);
+  }
+
+  const findings = createScannerFindings(config, profile, parts, checkedAn);
+  const { piiFindings, secretFindings, leakage, destructive } = findings;
+  let checkedStems: string[] | null = null;
+  let cues: ReadonlySet<HarmCategory> | null = null;
+  let systemStems: Set<string> | null = null;
+  const askForInstructions =
+    /\b(?:system prompt|instructions|initial prompt|your prompt|hidden prompt|guidelines|rules|configuration)\b/i.test(
+      userAn.norm.canonical,
+    );
+
+  const regexBudget: RegexBudget = { steps: SAFE_REGEX_LIMITS.requestStepBudget };
+  const ctx: RuleContext = {
+    phase: parts.phase,
+    views: checkedAn.views,
+    harm,
+    jailbreak,
+    injection,
+    indirect: { score: indirectScore, spans: [] },
+    asksForInstructions: askForInstructions,
+    pii: (types) => {
+      const wanted = types.length === 0 ? null : new Set(types);
+      return piiFindings().filter((f) => wanted === null || wanted.has(f.type));
+    },
+    secrets: secretFindings,
+    leakage,
+    destructive,
+    contentStems: () => (checkedStems ??= checkedAn.views.flatMap((v) => contentStemsOf(v.tokens))),
+    harmCues: () => (cues ??= harmCues(ctx.contentStems())),
+    systemPromptStems: () =>
+      (systemStems ??= new Set(contentStemsOf(new TextView(parts.systemPrompt).tokens))),
+    regexBudget,
+  };
+
+  const rules = active.map((r, k) => {
+    const plan = plans[k] as RulePlan;
+    return {
+      index: r.index,
+      plan,
+      evaluation: scoreRule(plan, ctx),
+      mode: r.rule.mode as 'block' | 'observe',
+    };
+  });
+
+  // Built-in rules: jailbreak always; scanners whose action is block/observe.
+  const builtins: BuiltinRule[] = [
+    {
+      name: 'jailbreak',
+      description: BUILTIN_JAILBREAK_DESCRIPTION,
+      mode: 'block',
+      score: r3(jailbreak.score),
+      threshold: thresholds.jailbreak,
+      violated: jailbreak.score >= thresholds.jailbreak,
+      evidence: [
+        `jailbreak detector ${r3(jailbreak.score)}${describeSpans(jailbreak.spans)}${jailbreak.variant !== 'text' ? ` (in decoded ${jailbreak.variant} content)` : ''}`,
+      ],
+    },
+  ];
+  const scannerOutput: Record<string, unknown> = {};
+  runScannerBuiltins(
+    {
+      request,
+      parts,
+      config,
+      rules,
+      findings,
+      checkedAn,
+      violationThreshold: thresholds.violation,
+      regexBudget,
+      caches,
+    },
+    scannerOutput,
+    builtins,
+    notes,
+  );
+  if (profile.ipiIsViolation && !rules.some((r) => r.plan.indirectInjection)) {
+    const worst = [...indirectSources].sort((a, b) => b.score - a.score)[0];
+    builtins.push({
+      name: 'indirect_injection',
+      description:
+        'Built-in indirect prompt injection check on third-party content (prompt_injection mode).',
+      mode: 'block',
+      score: r3(indirectScore),
+      threshold: profile.ipiThreshold,
+      violated: indirectScore >= profile.ipiThreshold,
+      evidence: [
+        `injection detector on ${worst?.origin ?? 'third-party content'} ${r3(indirectScore)}`,
+      ],
+    });
+  }
+  if (profile.destructiveByDefault || rules.some((r) => r.plan.destructive)) {
+    scannerOutput.destructive_commands = { labels: destructive() };
+  }
+
+  const decodedForJudge = [...userAn.norm.variants, ...(input ? [] : checkedAn.norm.variants)].map(
+    (v) => `[${v.kind}] ${v.text.slice(0, 2000)}`,
+  );
+  const inputTokens = parts.scoredTexts.reduce((n, t) => n + countTokens(t), 0);
+
+  return {
+    request,
+    parts,
+    profile,
+    thresholds,
+    jailbreak,
+    injection,
+    indirect: { score: r3(indirectScore), sources: indirectSources },
+    ipiThreshold: profile.ipiThreshold,
+    harm,
+    mutationEvidence: dedupeEvidence(mutationEvidence),
+    rules,
+    builtins,
+    scannerOutput,
+    notes,
+    decodedForJudge,
+    inputTokens,
+  };
+}

@@ -1,0 +1,48 @@
+/** What the local detectors, scanners and rules found for one request, before the result is assembled. */
+import type { ScoreRequest } from '../engine-types.js';
+import type { RulePlan } from '../router/rule-router.js';
+import type { RuleEvaluation } from '../router/score-rule.js';
+import type { HarmOutput } from '../detectors.js';
+import type { MutationEvidence } from '../text/normalize.js';
+import type { ConversationParts } from './conversation.js';
+import type { ModeProfile } from './modes.js';
+import type { DetectorResult } from './text-analysis.js';
+
+export const BUILTIN_JAILBREAK_DESCRIPTION =
+  'Built-in jailbreak detection on user input (always evaluated).';
+
+export const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+
+export interface BuiltinRule {
+  name: string;
+  description: string;
+  mode: 'block' | 'observe';
+  score: number;
+  threshold: number;
+  violated: boolean;
+  evidence: string[];
+}
+
+export interface LocalEvaluation {
+  request: ScoreRequest;
+  parts: ConversationParts;
+  profile: ModeProfile;
+  thresholds: { violation: number; jailbreak: number };
+  jailbreak: DetectorResult;
+  injection: DetectorResult;
+  indirect: { score: number; sources: Array<{ origin: string; score: number }> };
+  ipiThreshold: number;
+  harm: HarmOutput | null;
+  mutationEvidence: MutationEvidence[];
+  rules: Array<{
+    index: number;
+    plan: RulePlan;
+    evaluation: RuleEvaluation;
+    mode: 'block' | 'observe';
+  }>;
+  builtins: BuiltinRule[];
+  scannerOutput: Record<string, unknown>;
+  notes: string[];
+  decodedForJudge: string[];
+  inputTokens: number;
+}
