@@ -407,90 +407,8 @@ describe('org isolation', () => {
   });
 });
 
-describe('validation', () => {
-  const cases: [string, () => Promise<{ status: number; body: any }>, (string | number)[]][] = [
-    ['limit 0', () => admin.get('/policies?limit=0'), ['query', 'limit']],
-    ['limit 1001', () => admin.get('/policies?limit=1001'), ['query', 'limit']],
-    ['limit not a number', () => admin.get('/policies?limit=ten'), ['query', 'limit']],
-    ['negative offset', () => admin.get('/policies?offset=-1'), ['query', 'offset']],
-    [
-      'unknown rule mode',
-      () => admin.post('/policies', sample({ rule_modes: { no_pii: 'shadow' } })),
-      ['body', 'rule_modes', 'no_pii'],
-    ],
-    [
-      'rule_modes key without rule',
-      () => admin.post('/policies', sample({ rule_modes: { nope: 'block' } })),
-      ['body', 'rule_modes', 'nope'],
-    ],
-    [
-      'threshold above 1',
-      () => admin.post('/policies', sample({ pre_violation_threshold: 1.5 })),
-      ['body', 'pre_violation_threshold'],
-    ],
-    [
-      'threshold below 0',
-      () => admin.post('/policies', sample({ post_violation_jb_threshold: -0.1 })),
-      ['body', 'post_violation_jb_threshold'],
-    ],
-    [
-      'name over 255 chars',
-      () => admin.post('/policies', sample({ name: 'x'.repeat(256) })),
-      ['body', 'name'],
-    ],
-    ['missing name', () => admin.post('/policies', { description: 'x' }), ['body', 'name']],
-    [
-      'name of the wrong type',
-      () => admin.post('/policies', sample({ name: 42 })),
-      ['body', 'name'],
-    ],
-    [
-      'categories not an object',
-      () => admin.post('/policies', sample({ categories: 'violence' })),
-      ['body', 'categories'],
-    ],
-    ['unknown mode', () => admin.post('/policies', sample({ mode: 'vibes' })), ['body', 'mode']],
-    [
-      'block message over 2000 chars',
-      () => admin.post('/policies', sample({ block_message: 'x'.repeat(2001) })),
-      ['body', 'block_message'],
-    ],
-    [
-      'update with a bad threshold',
-      () => admin.put('/policies/ffffffffffffffffffffffff', { pre_jb_threshold: 'high' }),
-      ['body', 'pre_jb_threshold'],
-    ],
-    ['no body', () => admin.post('/policies'), ['body']],
-  ];
-  for (const [name, call, loc] of cases) {
-    it(`answers 422 with loc/msg/type for ${name}`, async () => {
-      const res = await call();
-      expect(res.status).toBe(422);
-      expect(Array.isArray(res.body.detail)).toBe(true);
-      const issue = res.body.detail[0];
-      expect(issue.loc).toEqual(loc);
-      expect(typeof issue.msg).toBe('string');
-      expect(typeof issue.type).toBe('string');
-    });
-  }
-
-  it('accepts the boundary values', async () => {
-    expect((await admin.get('/policies?limit=1')).status).toBe(200);
-    expect((await admin.get('/policies?limit=1000&offset=0')).status).toBe(200);
-    expect(
-      (
-        await admin.post(
-          '/policies',
-          sample({
-            name: 'x'.repeat(255),
-            pre_violation_threshold: 0,
-            post_violation_threshold: 1,
-          }),
-        )
-      ).status,
-    ).toBe(201);
-  });
-});
+// Validation bodies, boundary values and scanners_config checks run in process, over createApp
+// (services/api/src/routes/policies.test.ts): this file keeps what needs the real server.
 
 describe('authentication', () => {
   it('accepts the key as Bearer, x-api-key or x-goog-api-key', async () => {
@@ -570,35 +488,5 @@ describe('service endpoints', () => {
     const res = await admin.post('/policies', big);
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ error: true, error_code: 'PAYLOAD_TOO_LARGE' });
-  });
-});
-
-describe('scanners_config', () => {
-  it('accepts the documented scanner forms and stores them as sent', async () => {
-    const scanners_config = {
-      pii: { enabled: true, pii_types: ['email', 'iban'], redact: true },
-      secrets: true,
-      keywords: ['acme-internal'],
-      regex: { patterns: ['order-\\d{6}'] },
-      system_prompt: 'You are a helpful assistant.',
-    };
-    const res = await admin.post('/policies', sample({ scanners_config }));
-    expect(res.status).toBe(201);
-    expect(res.body.scanners_config).toEqual(scanners_config);
-  });
-
-  it('rejects unknown PII types and unsafe regexes with a located 422', async () => {
-    const badType = await admin.post(
-      '/policies',
-      sample({ scanners_config: { pii: { enabled: true, pii_types: ['shoe_size'] } } }),
-    );
-    expect(badType.status).toBe(422);
-    expect(badType.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'scanners_config', 'pii']);
-    const badRegex = await admin.post(
-      '/policies',
-      sample({ scanners_config: { regex: ['(?<=x)y'] } }),
-    );
-    expect(badRegex.status).toBe(422);
-    expect(badRegex.body.detail[0].loc.slice(0, 3)).toEqual(['body', 'scanners_config', 'regex']);
   });
 });
