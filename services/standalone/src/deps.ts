@@ -17,7 +17,7 @@ import {
   type ScoreEngine,
 } from '@guard/scoring';
 import type { ApiDeps } from '@guard/api';
-import { cachingApiKeyStore, CachingOrgStore } from '@guard/domain';
+import { cachingApiKeyStore, CachingOrgStore, cachingPolicyStore } from '@guard/domain';
 import type { StandaloneConfig } from './config.js';
 
 export const VERSION = '0.1.0';
@@ -110,7 +110,8 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     // for GUARD_AUTH_CACHE_TTL_MS; writes through these stores apply at once.
     orgs: config.authCacheTtlMs > 0 ? new CachingOrgStore(orgs, config.authCacheTtlMs) : orgs,
     keys: config.authCacheTtlMs > 0 ? cachingApiKeyStore(keys, config.authCacheTtlMs) : keys,
-    policies,
+    policies:
+      config.authCacheTtlMs > 0 ? cachingPolicyStore(policies, config.authCacheTtlMs) : policies,
     activitySink: new BatchingActivitySink(activities, 1000, (err, activityId) => {
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
     }),

@@ -9,3 +9,4 @@ export * from './policies/index.js';
 export * from './auth/index.js';
 export * from './monitor/index.js';
 export * from './orgs/index.js';
+export * from './caching/caching-policy-store.js';

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cachingApiKeyStore, CachingOrgStore } from '@guard/domain';
+import { cachingApiKeyStore, CachingOrgStore, cachingPolicyStore } from '@guard/domain';
 import {
   activityStoreContract,
   aKey,
   anOrg,
+  aPolicy,
   apiKeyStoreContract,
+  aVersion,
   orgStoreContract,
   policyStoreContract,
 } from '@guard/testing';
@@ -23,6 +25,9 @@ activityStoreContract('memory', () => new MemoryActivityStore());
 orgStoreContract(
   'caching decorator over memory',
   () => new CachingOrgStore(new MemoryOrgStore(), 60_000),
+);
+policyStoreContract('caching decorator over memory', () =>
+  cachingPolicyStore(new MemoryPolicyStore(), 60_000),
 );
 apiKeyStoreContract('caching decorator over memory', () => ({
   keys: cachingApiKeyStore(new MemoryApiKeyStore(), 60_000),
@@ -61,5 +66,27 @@ describe('caching decorators', () => {
     expect((await orgs.get(o.id))?.default_policy_id).toBeNull();
     await orgs.setDefaultPolicy(o.id, 'p1');
     expect((await orgs.get(o.id))?.default_policy_id).toBe('p1');
+  });
+
+  it('serve policy reads from memory and drop a policy written through them at once', async () => {
+    const inner = new MemoryPolicyStore();
+    let reads = 0;
+    const counting = Object.assign(Object.create(inner) as MemoryPolicyStore, {
+      get: (o: string, id: string) => {
+        reads++;
+        return inner.get(o, id);
+      },
+    });
+    const policies = cachingPolicyStore(counting, 60_000);
+    const p = aPolicy('org-1');
+    await policies.insert(p, aVersion(p));
+    await Promise.all(Array.from({ length: 5 }, () => policies.get('org-1', p.id)));
+    expect(reads).toBe(1);
+    const next = { ...p, description: 'changed', updated_at: new Date().toISOString() };
+    expect((await policies.replace(next, aVersion(next), 0)).ok).toBe(true);
+    expect((await policies.get('org-1', p.id))?.description).toBe('changed');
+    expect((await policies.markDeleted('org-1', p.id, aVersion(next), 1)).ok).toBe(true);
+    expect(await policies.get('org-1', p.id)).toBeNull();
+    expect(await policies.get('org-2', p.id)).toBeNull();
   });
 });
