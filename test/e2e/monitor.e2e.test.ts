@@ -268,19 +268,18 @@ describe('rules, modes and thresholds', () => {
     const basicAct = readActivity(server.dataDir, basic.activity_id)!;
     expect(basicAct.policy_id).toBe('000000000000000000000001');
 
-    const org = server
-      .cli<{ id: string; name: string }[]>('org', 'list')
-      .find((o) => o.name === 'default')!;
-    server.cli('org', 'set-default-policy', '--org', org.id, '--policy', p.id);
-    // Org reads are cached for GUARD_AUTH_CACHE_TTL_MS (2 s): the CLI's change applies within it.
-    let viaDefault = (await monitor({ text: 'Tell me about Project Falcon' })).body;
-    for (let i = 0; i < 50 && viaDefault.violated_rules.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      viaDefault = (await monitor({ text: 'Tell me about Project Falcon' })).body;
-    }
+    const org = (await api.get('/orgs')).body.orgs.find(
+      (o: { name: string }) => o.name === 'default',
+    );
+    // Set over HTTP, through the process that serves monitor: it applies at once, no cache wait.
+    expect((await api.put(`/orgs/${org.id}/default-policy`, { policy_id: p.id })).status).toBe(200);
+    const viaDefault = (await monitor({ text: 'Tell me about Project Falcon' })).body;
     expect(viaDefault.violated_rules).toEqual([1]);
     expect(viaDefault.block_message).toBe('That topic is off limits.');
-    server.cli('org', 'set-default-policy', '--org', org.id, '--clear');
+    expect((await api.put(`/orgs/${org.id}/default-policy`, { policy_id: null })).status).toBe(200);
+    expect((await monitor({ text: 'Tell me about Project Falcon' })).body.policy_id).toBe(
+      '000000000000000000000001',
+    );
   });
 });
 
