@@ -46,25 +46,33 @@ export function exceedsDepth(buf: Uint8Array, max: number): boolean {
 /**
  * Where a parsed body has an own `__proto__` key, if anywhere. JSON.parse keeps it as a plain key,
  * but schema parsing and object spreads treat it as the prototype: the entry would vanish without
- * a word (a rule named `__proto__` would silently not apply). Depth is already bounded.
+ * a word (a rule named `__proto__` would silently not apply). Depth is already bounded. Runs on
+ * every body, so the walk allocates nothing; the path is built only on the way back from a hit.
  */
-export function protoKeyPath(
-  value: unknown,
-  path: (string | number)[] = ['body'],
-): (string | number)[] | null {
+export function protoKeyPath(value: unknown): (string | number)[] | null {
+  const path = findProtoKey(value);
+  return path ? ['body', ...path.reverse()] : null;
+}
+
+/** The path to an own `__proto__` key, innermost first, or null. */
+function findProtoKey(value: unknown): (string | number)[] | null {
   if (typeof value !== 'object' || value === null) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = protoKeyPath(value[i], [...path, i]);
-      if (found) return found;
+      const found = findProtoKey(value[i]);
+      if (found) {
+        found.push(i);
+        return found;
+      }
     }
     return null;
   }
-  if (Object.hasOwn(value, '__proto__')) return [...path, '__proto__'];
-  for (const [k, v] of Object.entries(value)) {
-    if (typeof v === 'object' && v !== null) {
-      const found = protoKeyPath(v, [...path, k]);
-      if (found) return found;
+  if (Object.hasOwn(value, '__proto__')) return ['__proto__'];
+  for (const k in value) {
+    const found = findProtoKey((value as Record<string, unknown>)[k]);
+    if (found) {
+      found.push(k);
+      return found;
     }
   }
   return null;

@@ -1,9 +1,6 @@
-import { LRUCache } from 'lru-cache';
 import type { OrgStore } from '../ports.js';
 import type { Org } from '../types.js';
-
-/** A cached "no such org": lru-cache stores objects only. */
-const MISSING = { missing: true } as const;
+import { readCache, type ReadCache } from './read-cache.js';
 
 /**
  * Reads of orgs through a short-lived cache: the request path reads the caller's org on every
@@ -12,28 +9,23 @@ const MISSING = { missing: true } as const;
  * once. Concurrent misses for one org share a single store read.
  */
 export class CachingOrgStore implements OrgStore {
-  private readonly cache: LRUCache<string, Org | typeof MISSING>;
+  private readonly cache: ReadCache<Org>;
 
   constructor(
     private readonly inner: OrgStore,
     ttlMs: number,
     max = 10_000,
   ) {
-    this.cache = new LRUCache({
-      max,
-      ttl: ttlMs,
-      fetchMethod: async (id) => (await inner.get(id)) ?? MISSING,
-    });
+    this.cache = readCache(ttlMs, max, (id) => inner.get(id));
   }
 
-  async get(id: string): Promise<Org | null> {
-    const hit = await this.cache.fetch(id);
-    return !hit || hit === MISSING ? null : (hit as Org);
+  get(id: string): Promise<Org | null> {
+    return this.cache.get(id);
   }
 
   async create(org: Org): Promise<void> {
     await this.inner.create(org);
-    this.cache.delete(org.id);
+    this.cache.forget(org.id);
   }
 
   list(): Promise<Org[]> {
@@ -42,6 +34,6 @@ export class CachingOrgStore implements OrgStore {
 
   async setDefaultPolicy(id: string, policyId: string | null): Promise<void> {
     await this.inner.setDefaultPolicy(id, policyId);
-    this.cache.delete(id);
+    this.cache.forget(id);
   }
 }

@@ -1,9 +1,6 @@
-import { LRUCache } from 'lru-cache';
 import type { PolicyStore } from '../ports.js';
-import type { Policy } from '../types.js';
 import { decorate } from './decorate.js';
-
-const MISSING = { missing: true } as const;
+import { readCache } from './read-cache.js';
 
 /**
  * Live-policy reads through a short-lived cache: monitor calls read their policies (or the org's
@@ -13,20 +10,13 @@ const MISSING = { missing: true } as const;
  */
 export function cachingPolicyStore(inner: PolicyStore, ttlMs: number, max = 10_000): PolicyStore {
   const key = (orgId: string, id: string) => `${orgId}\u0000${id}`;
-  const cache = new LRUCache<string, Policy | typeof MISSING>({
-    max,
-    ttl: ttlMs,
-    fetchMethod: async (k) => {
-      const [orgId, id] = k.split('\u0000') as [string, string];
-      return (await inner.get(orgId, id)) ?? MISSING;
-    },
+  const cache = readCache(ttlMs, max, (k) => {
+    const [orgId, id] = k.split('\u0000') as [string, string];
+    return inner.get(orgId, id);
   });
-  const forget = (orgId: string, id: string) => cache.delete(key(orgId, id));
+  const forget = (orgId: string, id: string) => cache.forget(key(orgId, id));
   return decorate(inner, {
-    get: async (orgId: string, id: string) => {
-      const hit = await cache.fetch(key(orgId, id));
-      return !hit || hit === MISSING ? null : (hit as Policy);
-    },
+    get: (orgId: string, id: string) => cache.get(key(orgId, id)),
     insert: async (...args: Parameters<PolicyStore['insert']>) => {
       await inner.insert(...args);
       forget(args[0].org_id ?? '', args[0].id);
