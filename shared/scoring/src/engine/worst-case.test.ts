@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PRESET_POLICIES } from '@guard/domain';
 import { createLocalEngine } from './local-engine.js';
 import { createMlDetectors } from '../ml/ml-detectors.js';
 import type { ScoreMessage, ScoreRequest, ScoreRule } from '../engine-types.js';
@@ -10,23 +11,12 @@ const BIG = 200_000;
 const SMALL = 10_000;
 const BIG_LIMIT_MS = 2000;
 
-// The rules of the preset "Basic Content Safety" (shared/domain/src/presets.ts; the domain package
-// depends on this one, so they are repeated here).
-const BASIC: ScoreRule[] = Object.entries({
-  violence:
-    'No content that threatens, glorifies or gives instructions for violence against people or animals.',
-  weapons:
-    'No instructions for making, modifying or acquiring weapons, explosives or other dangerous devices.',
-  self_harm: 'No content that encourages suicide or self-harm or describes methods for it.',
-  sexual: 'No sexually explicit content.',
-  sexual_minors: 'No sexual content involving minors, ever.',
-  hate: 'No hateful content that attacks people for their race, ethnicity, religion, gender, sexual orientation, disability or nationality.',
-  harassment: 'No harassment, bullying, insults or intimidation aimed at a person.',
-  illegal_drugs: 'No instructions for producing, buying or trafficking illegal drugs.',
-  cybercrime: 'No malware, hacking instructions or help attacking computer systems.',
-  fraud: 'No help with fraud, scams, phishing or identity theft.',
-  extremism: 'No content that promotes terrorism or violent extremist groups.',
-}).map(([name, description]) => ({ name, description, mode: 'block' as const }));
+// The rules of the preset "Basic Content Safety", as the monitor endpoint applies it.
+const BASIC: ScoreRule[] = Object.entries(PRESET_POLICIES[0]!.rules).map(([name, description]) => ({
+  name,
+  description,
+  mode: 'block' as const,
+}));
 
 const THRESHOLDS = {
   pre_violation_threshold: 0.5,
