@@ -14,7 +14,11 @@ export default defineConfig({
         ssr: { resolve: { conditions: ['source'], externalConditions: ['source'] } },
         test: {
           name: 'unit',
-          include: ['{services,shared,scripts}/**/src/**/*.test.ts', 'scripts/**/*.test.ts'],
+          include: [
+            '{services,shared,scripts}/**/src/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            'test/support/**/*.test.ts',
+          ],
           exclude: ['**/node_modules/**', '**/dist/**', '**/*.int.test.ts'],
         },
       },

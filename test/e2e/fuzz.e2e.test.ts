@@ -407,12 +407,12 @@ function check(f: Findings, e: Expect, w: Wire, a: Answer, dataDir: string): boo
       bad(`error_code ${code} means ${ERROR_CODES[code]}, answered with ${a.status}`);
     if (a.status === 422 && family(e.op) === 'monitor') {
       if (code !== 'VALIDATION_ERROR') bad(`422 with error_code ${code}`);
-      if (!ValidationErrorBody.shape.detail.safeParse(a.json.details).success)
-        bad('422 without {loc, msg, type} details');
+      if (!ValidationErrorBody.shape.detail.safeParse(a.json.details?.errors).success)
+        bad('422 without {loc, msg, type} issues in details.errors');
     }
   }
   if (a.status >= 400) {
-    const issues: unknown = Array.isArray(a.json?.detail) ? a.json.detail : a.json?.details;
+    const issues: unknown = Array.isArray(a.json?.detail) ? a.json.detail : a.json?.details?.errors;
     if (Array.isArray(a.json?.detail) && a.json.detail.length === 0)
       bad('validation error with an empty detail list');
     if (Array.isArray(issues)) {

@@ -177,7 +177,7 @@ describe('2. deeply nested JSON is refused before any work, and fails nobody els
     expect(bad.body).toMatchObject({
       error: true,
       error_code: 'BAD_REQUEST',
-      details: [{ loc: ['body'], type: 'json_too_deep' }],
+      details: { errors: [{ loc: ['body'], type: 'json_too_deep' }] },
     });
     expect(bad.body.message).toContain('nested deeper than 64 levels');
     expect(rest.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
@@ -202,7 +202,7 @@ describe('2. deeply nested JSON is refused before any work, and fails nobody els
       metadata: { blob: 'x'.repeat(20_000) },
     });
     expect(res.status).toBe(422);
-    expect(res.body.details[0].loc).toEqual(['body', 'metadata']);
+    expect(res.body.details.errors[0].loc).toEqual(['body', 'metadata']);
     expect(res.body.message).toContain('at most 16384 bytes');
   });
 
@@ -423,7 +423,7 @@ describe('5. one status per kind of mistake, with the field and the expected for
     expect(m.body).toMatchObject({
       error: true,
       error_code: 'BAD_REQUEST',
-      details: [{ loc: ['body'], type: 'json_invalid' }],
+      details: { errors: [{ loc: ['body'], type: 'json_invalid' }] },
     });
     const p = await rawPost(server.url, server.adminKey, '/policies', '{"name": ');
     expect(p.status).toBe(400);
@@ -439,7 +439,7 @@ describe('5. one status per kind of mistake, with the field and the expected for
     it(`a body that is ${what} is a 422 that says an object was expected`, async () => {
       const m = await rawPost(server.url, server.adminKey, '/guard/monitor', raw);
       expect(m.status).toBe(422);
-      expect(m.body.details[0]).toMatchObject({
+      expect(m.body.details.errors[0]).toMatchObject({
         loc: ['body'],
         msg: `The body must be a JSON object, got ${got}`,
       });
@@ -464,7 +464,7 @@ describe('5. one status per kind of mistake, with the field and the expected for
     expect(none.status).toBe(415);
     const empty = await api.post('/guard/monitor');
     expect(empty.status).toBe(422);
-    expect(empty.body.details[0]).toMatchObject({ loc: ['body'], type: 'missing' });
+    expect(empty.body.details.errors[0]).toMatchObject({ loc: ['body'], type: 'missing' });
     expect(empty.body.message).toContain('JSON object body is required');
   });
 
@@ -474,7 +474,7 @@ describe('5. one status per kind of mistake, with the field and the expected for
       { loc: ['body', 'name'], msg: 'expected string, got number', type: 'string_type' },
     ]);
     const m = await api.post('/guard/monitor', { text: ['a'] });
-    expect(m.body.details[0]).toMatchObject({
+    expect(m.body.details.errors[0]).toMatchObject({
       loc: ['body', 'text'],
       msg: 'expected string, got an array',
       type: 'string_type',
@@ -555,7 +555,7 @@ describe('names that JavaScript objects treat specially', () => {
       categories: JSON.parse('{"__proto__": "Never mention Project Falcon"}'),
     });
     expect(m.status).toBe(422);
-    expect(m.body.details[0].loc).toEqual(['body', 'categories', '__proto__']);
+    expect(m.body.details.errors[0].loc).toEqual(['body', 'categories', '__proto__']);
     const p = await rawPost(
       server.url,
       server.adminKey,

@@ -68,7 +68,11 @@ function routesOf(stack: unknown[], prefix = ''): string[] {
   for (const raw of stack) {
     const layer = asLayer(raw);
     if (layer.route) {
-      const path = joinPath(prefix, layer.route.path).replace(/:(\w+)/g, '{$1}');
+      // `:name` is a parameter; `\:` a literal colon (the Gemini routes' `{model}:generateContent`).
+      const path = joinPath(prefix, layer.route.path)
+        .split('\\:')
+        .map((piece) => piece.replace(/:(\w+)/g, '{$1}'))
+        .join(':');
       for (const [method, on] of Object.entries(layer.route.methods))
         if (on) out.push(`${method === '_all' ? 'all' : method} ${path}`);
       continue;

@@ -9,6 +9,12 @@ import { opsRouter } from './routes/ops.js';
 import { policiesRouter } from './routes/policies.js';
 import { monitorRouter } from './routes/monitor.js';
 import { orgsRouter } from './routes/orgs.js';
+import {
+  completionsRouter,
+  rootChatRouter,
+  type CompletionsRouteDeps,
+} from './completions/completions-router.js';
+import { createUpstreamResolver } from './completions/upstream-routing.js';
 
 /** Builds the HTTP app from its dependencies. No I/O happens here: the caller listens. */
 export function createApp(deps: ApiDeps): Express {
@@ -64,14 +70,20 @@ export function createApp(deps: ApiDeps): Express {
     failMode: deps.config.failMode,
     excerptChars: deps.config.excerptChars,
   };
-  mount(
-    '/guard',
-    'standard',
-    monitorRouter(monitorDeps, {
-      maxMessages: deps.config.maxMessages,
-      maxTextChars: deps.config.maxTextChars,
-    }),
-  );
+  const limits = { maxMessages: deps.config.maxMessages, maxTextChars: deps.config.maxTextChars };
+  mount('/guard', 'standard', monitorRouter(monitorDeps, limits));
+  const completions: CompletionsRouteDeps = {
+    completion: {
+      ...monitorDeps,
+      stream: deps.config.stream,
+      outputContextChars: deps.config.outputContextChars,
+    },
+    upstream: deps.upstream,
+    resolveUpstream: createUpstreamResolver(deps.upstreamRouting),
+    limits,
+  };
+  mount('/guard', 'standard', completionsRouter(completions));
+  mount('/chat/completions', 'standard', rootChatRouter(completions));
 
   app.use(notFoundHandler());
   app.use(errorHandler());

@@ -1,5 +1,13 @@
 import type { Logger } from '@guard/platform';
-import type { ActivitySink, ApiKeyStore, OrgStore, PolicyStore } from '@guard/domain';
+import type {
+  ActivitySink,
+  ApiKeyStore,
+  OrgStore,
+  PolicyStore,
+  StreamModeration,
+  UpstreamPort,
+} from '@guard/domain';
+import type { UpstreamRouting } from './completions/upstream-routing.js';
 import type { ScoreEngine } from '@guard/scoring';
 
 export interface ApiConfig {
@@ -19,6 +27,10 @@ export interface ApiConfig {
   failMode: 'open' | 'closed';
   /** Characters of input/output kept in activity records (0 keeps none). */
   excerptChars: number;
+  /** Defaults for moderating streamed completions. */
+  stream: StreamModeration;
+  /** Characters of the system prompt and last user turn that output checks see as context. */
+  outputContextChars: number;
 }
 
 /** Everything the HTTP layer needs, handed in by a composition root; createApp does no I/O. */
@@ -30,6 +42,9 @@ export interface ApiDeps {
   policies: PolicyStore;
   activitySink: ActivitySink;
   engine: ScoreEngine;
+  /** The model providers protected completions call. */
+  upstream: UpstreamPort;
+  upstreamRouting: UpstreamRouting;
   newId: () => string;
   now: () => Date;
   /** Readiness of the stores and engines behind the API. */

@@ -1,7 +1,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { readFileSync } from 'node:fs';
 import { envBool, envBytes, envInt, parseEnv } from '@guard/platform';
+import { PROVIDER_KINDS, STREAM_MODES, type StreamModeration } from '@guard/domain';
+import { DEFAULT_BASE_URLS, type UpstreamRoute, type UpstreamRouting } from '@guard/api';
 
 /**
  * Every setting of the standalone server. This is the only file that reads process.env; each
@@ -62,6 +65,19 @@ const Env = z.object({
   GUARD_JUDGE_MODEL: z.string().optional(),
   GUARD_JUDGE_API_KEY: z.string().optional(),
   GUARD_JUDGE_TIMEOUT_MS: envInt(8000, 100, 600_000),
+  GUARD_OPENAI_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  GUARD_OPENAI_API_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  GUARD_ANTHROPIC_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  GUARD_ANTHROPIC_API_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  GUARD_GEMINI_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
+  GUARD_GEMINI_API_KEY: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  GUARD_UPSTREAM_ROUTES: z.preprocess((v) => (v === '' ? undefined : v), z.string().optional()),
+  GUARD_UPSTREAM_TIMEOUT_MS: envInt(60_000, 100, 3_600_000),
+  GUARD_UPSTREAM_IDLE_TIMEOUT_MS: envInt(120_000, 100, 3_600_000),
+  GUARD_STREAM_MODE: z.enum(STREAM_MODES).default('window'),
+  GUARD_STREAM_WINDOW_CHARS: envInt(400, 1, 1_000_000),
+  GUARD_STREAM_OVERLAP_CHARS: envInt(100, 0, 100_000),
+  GUARD_OUTPUT_CONTEXT_CHARS: envInt(1000, 0, 1_000_000),
   GUARD_BOOTSTRAP_ADMIN_KEY: z.preprocess(
     (v) => (v === '' ? undefined : v),
     z.string().min(20).max(256).optional(),
@@ -93,6 +109,12 @@ export interface StandaloneConfig {
   scoreInlineChars: number;
   excerptChars: number;
   judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | null;
+  /** Where protected completions go: a provider per endpoint family, and the routing file's routes. */
+  upstream: UpstreamRouting;
+  upstreamTimeoutMs: number;
+  upstreamIdleTimeoutMs: number;
+  stream: StreamModeration;
+  outputContextChars: number;
 }
 
 export function loadConfig(
@@ -133,5 +155,84 @@ export function loadConfig(
           timeoutMs: e.GUARD_JUDGE_TIMEOUT_MS,
         }
       : null,
+    upstream: {
+      providers: {
+        openai: {
+          baseUrl: e.GUARD_OPENAI_BASE_URL ?? DEFAULT_BASE_URLS.openai,
+          apiKey: e.GUARD_OPENAI_API_KEY ?? null,
+        },
+        anthropic: {
+          baseUrl: e.GUARD_ANTHROPIC_BASE_URL ?? DEFAULT_BASE_URLS.anthropic,
+          apiKey: e.GUARD_ANTHROPIC_API_KEY ?? null,
+        },
+        gemini: {
+          baseUrl: e.GUARD_GEMINI_BASE_URL ?? DEFAULT_BASE_URLS.gemini,
+          apiKey: e.GUARD_GEMINI_API_KEY ?? null,
+        },
+      },
+      routes: e.GUARD_UPSTREAM_ROUTES ? loadRoutes(e.GUARD_UPSTREAM_ROUTES, env) : [],
+    },
+    upstreamTimeoutMs: e.GUARD_UPSTREAM_TIMEOUT_MS,
+    upstreamIdleTimeoutMs: e.GUARD_UPSTREAM_IDLE_TIMEOUT_MS,
+    stream: {
+      mode: e.GUARD_STREAM_MODE,
+      windowChars: e.GUARD_STREAM_WINDOW_CHARS,
+      overlapChars: e.GUARD_STREAM_OVERLAP_CHARS,
+    },
+    outputContextChars: e.GUARD_OUTPUT_CONTEXT_CHARS,
   };
+}
+
+const RoutesFile = z.strictObject({
+  routes: z.array(
+    z
+      .strictObject({
+        model: z.string().min(1),
+        provider: z.enum(PROVIDER_KINDS),
+        base_url: z.url().optional(),
+        api_key: z.string().min(1).optional(),
+        api_key_env: z.string().min(1).optional(),
+      })
+      .refine((r) => !(r.api_key && r.api_key_env), {
+        message: 'give the key as api_key or api_key_env, not both',
+      }),
+  ),
+});
+
+/**
+ * The routing file (GUARD_UPSTREAM_ROUTES): models, by name or `*` pattern, to a provider's base
+ * URL and key. A key is best named by environment variable (`api_key_env`), so that the file
+ * holds no secret.
+ */
+export function loadRoutes(file: string, env: Record<string, string | undefined>): UpstreamRoute[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(
+      `GUARD_UPSTREAM_ROUTES: could not read ${file} as JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  const parsed = RoutesFile.safeParse(raw);
+  if (!parsed.success)
+    throw new Error(
+      `GUARD_UPSTREAM_ROUTES: ${file} is not a routing file: ${z.prettifyError(parsed.error)}`,
+    );
+  return parsed.data.routes.map((r, i) => {
+    let apiKey: string | null = r.api_key ?? null;
+    if (r.api_key_env) {
+      const v = env[r.api_key_env];
+      if (!v)
+        throw new Error(
+          `GUARD_UPSTREAM_ROUTES: route ${i + 1} (${r.model}) names api_key_env ${r.api_key_env}, which is not set`,
+        );
+      apiKey = v;
+    }
+    return {
+      model: r.model,
+      provider: r.provider,
+      baseUrl: r.base_url ?? DEFAULT_BASE_URLS[r.provider],
+      apiKey,
+    };
+  });
 }

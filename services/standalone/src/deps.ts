@@ -1,6 +1,7 @@
 import { newId, type Logger } from '@guard/platform';
 import {
   BatchingActivitySink,
+  createHttpUpstream,
   openSqlite,
   SqliteActivityStore,
   SqliteApiKeyStore,
@@ -94,6 +95,10 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
   const { db, orgs, keys, policies, activities } = openEmbeddedStores(config.dbFile);
   const ping = db.prepare('SELECT 1');
   const scoring = buildEngine(config);
+  const upstream = createHttpUpstream({
+    headersTimeoutMs: config.upstreamTimeoutMs,
+    bodyTimeoutMs: config.upstreamIdleTimeoutMs,
+  });
   const api: ApiDeps = {
     config: {
       bodyLimitBytes: config.bodyLimitBytes,
@@ -104,6 +109,8 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
       maxTextChars: config.maxTextChars,
       failMode: config.failMode,
       excerptChars: config.excerptChars,
+      stream: config.stream,
+      outputContextChars: config.outputContextChars,
     },
     logger,
     // Caching is decided here, once: key and org reads on every request are served from memory
@@ -116,8 +123,17 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
     }),
     engine: scoring.engine,
+    upstream,
+    upstreamRouting: config.upstream,
     ...embeddedIds,
     ready: async () => ping.get() !== undefined,
   };
-  return { db, api, closeEngine: scoring.close };
+  return {
+    db,
+    api,
+    closeEngine: async () => {
+      await scoring.close();
+      await upstream.close();
+    },
+  };
 }

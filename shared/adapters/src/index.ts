@@ -1,3 +1,4 @@
 export * from './sqlite/index.js';
 export * from './memory/index.js';
 export * from './activity/batching-activity-sink.js';
+export * from './upstream/http-upstream.js';

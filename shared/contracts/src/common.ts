@@ -6,7 +6,10 @@ export const ErrorBody = z
     message: z.string(),
     detail: z.string(),
     error_code: z.string(),
-    details: z.unknown().nullable(),
+    details: z.record(z.string(), z.unknown()).nullable().meta({
+      description:
+        'An object or null, never an array. Validation problems (VALIDATION_ERROR, and BAD_REQUEST for an unreadable body) are listed under `errors` as `{loc, msg, type}` items.',
+    }),
   })
   .meta({ id: 'ErrorBody', description: 'Standard error body for every non-validation error.' });
 

@@ -3,3 +3,4 @@ export * from './policies.js';
 export * from './monitor.js';
 export * from './orgs.js';
 export * from './openapi.js';
+export * from './completions.js';

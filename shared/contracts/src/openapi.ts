@@ -7,6 +7,16 @@ import { z } from 'zod';
 import { ErrorBody, ValidationErrorBody } from './common.js';
 import { MonitorRequest, MonitorResponse } from './monitor.js';
 import {
+  AnthropicMessage,
+  AnthropicMessagesRequestOutline,
+  ChatCompletion,
+  ChatCompletionRequestOutline,
+  GeminiGenerateRequestOutline,
+  GeminiGenerateResponse,
+  ResponsesRequestOutline,
+  ResponsesResponse,
+} from './completions.js';
+import {
   ApiKeyCreated,
   ApiKeyCreateRequest,
   ApiKeyList,
@@ -348,10 +358,99 @@ describeRoute({
     ),
     415: json(ErrorBody, 'A body sent with a non-JSON content type (UNSUPPORTED_MEDIA_TYPE)'),
     404: json(ErrorBody, "A policy id that is not one of the caller's (NOT_FOUND)"),
-    422: json(ErrorBody, 'Invalid request (VALIDATION_ERROR), details list loc/msg/type'),
+    422: json(ErrorBody, 'Invalid request (VALIDATION_ERROR), details.errors lists loc/msg/type'),
     ...errors,
   },
 });
+
+/** Our key as each SDK sends it: OpenAI's bearer, Anthropic's x-api-key, Google's x-goog-api-key. */
+registry.registerComponent('securitySchemes', 'googApiKey', {
+  type: 'apiKey',
+  in: 'header',
+  name: 'x-goog-api-key',
+});
+const completionSecurity: Record<string, string[]>[] = [...security, { googApiKey: [] }];
+const completionErrors = {
+  400: json(ErrorBody, 'Malformed JSON (BAD_REQUEST)'),
+  404: json(ErrorBody, "A policy id that is not one of the caller's (NOT_FOUND)"),
+  415: json(ErrorBody, 'A body sent with a non-JSON content type (UNSUPPORTED_MEDIA_TYPE)'),
+  422: json(
+    ErrorBody,
+    'Invalid request or override header (VALIDATION_ERROR), details.errors lists loc/msg/type',
+  ),
+  502: json(
+    ErrorBody,
+    'The provider failed, timed out or answered something unreadable (UPSTREAM_ERROR). Its own client errors (400, 401, 429, ...) pass through in its error shape',
+  ),
+  ...errors,
+};
+const completion = (
+  path: string,
+  summary: string,
+  request: z.ZodType,
+  answer: z.ZodType,
+  params?: z.ZodObject,
+): RouteConfig => ({
+  method: 'post',
+  path,
+  tags: ['completions'],
+  summary,
+  security: completionSecurity,
+  request: {
+    ...(params ? { params } : {}),
+    body: { content: { 'application/json': { schema: request } } },
+  },
+  responses: {
+    200: json(answer, 'The model answer, or the refusal in this shape when the call was blocked'),
+    ...completionErrors,
+  },
+});
+const CHAT = 'OpenAI-compatible chat completions, input and output checked';
+const geminiModel = z.object({ model: z.string() });
+[
+  completion('/guard/chat/completions', CHAT, ChatCompletionRequestOutline, ChatCompletion),
+  completion('/guard/v1/chat/completions', CHAT, ChatCompletionRequestOutline, ChatCompletion),
+  completion(
+    '/chat/completions',
+    `${CHAT} (unversioned)`,
+    ChatCompletionRequestOutline,
+    ChatCompletion,
+  ),
+  completion(
+    '/guard/responses',
+    'OpenAI Responses API, checked',
+    ResponsesRequestOutline,
+    ResponsesResponse,
+  ),
+  completion(
+    '/guard/v1/responses',
+    'OpenAI Responses API, checked',
+    ResponsesRequestOutline,
+    ResponsesResponse,
+  ),
+  completion(
+    '/guard/v1/messages',
+    'Anthropic messages, checked',
+    AnthropicMessagesRequestOutline,
+    AnthropicMessage,
+  ),
+  ...['v1beta', 'v1'].flatMap((v) => [
+    completion(
+      `/guard/${v}/models/{model}:generateContent`,
+      'Gemini generateContent, checked',
+      GeminiGenerateRequestOutline,
+      GeminiGenerateResponse,
+      geminiModel,
+    ),
+    completion(
+      `/guard/${v}/models/{model}:streamGenerateContent`,
+      'Gemini streamGenerateContent (SSE with alt=sse, else a JSON array), checked window by window',
+      GeminiGenerateRequestOutline,
+      GeminiGenerateResponse,
+      geminiModel,
+    ),
+  ]),
+].forEach(describeRoute);
 
 registry.registerPath({
   method: 'get',

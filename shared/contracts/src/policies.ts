@@ -1,7 +1,10 @@
 import { z } from 'zod';
-import { PolicyMode, RuleMode } from '@guard/domain';
+import { PolicyMode, RuleMode, STREAM_MODES } from '@guard/domain';
 import { ScannersConfigSchema } from '@guard/scoring';
 import { IsoTimestamp, Threshold } from './common.js';
+
+/** A compatible policy extension: how streamed completions are moderated. */
+export const StreamModeSchema = z.enum(STREAM_MODES).meta({ id: 'StreamMode' });
 
 const RuleName = z.string().min(1).max(255);
 export { RuleMode };
@@ -61,6 +64,10 @@ const policyFields = {
   post_violation_jb_threshold: Threshold.optional(),
   scanners_config: ScannersConfig.optional(),
   block_message: z.string().max(2000).optional(),
+  stream_mode: StreamModeSchema.nullable().optional().meta({
+    description:
+      'How streamed completions are moderated: `window` (default), `buffer` or `observe`; null in an update goes back to the server default.',
+  }),
 };
 
 function oneRuleSpelling(v: { categories?: unknown; rules?: unknown }, ctx: z.RefinementCtx): void {
@@ -150,6 +157,7 @@ const contentFields = {
   post_violation_jb_threshold: z.number(),
   scanners_config: z.record(z.string(), z.unknown()),
   block_message: z.string(),
+  stream_mode: StreamModeSchema.optional(),
 };
 
 export const Policy = z

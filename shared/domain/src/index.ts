@@ -10,3 +10,4 @@ export * from './auth/index.js';
 export * from './monitor/index.js';
 export * from './orgs/index.js';
 export * from './caching/caching-policy-store.js';
+export * from './completions/index.js';

@@ -3,6 +3,7 @@
 export type OrgKind = 'standard' | 'red_team';
 export type Role = 'admin' | 'member';
 import type { RuleMode } from './scoring/score-contract.js';
+import type { StreamMode } from './completions/stream-moderator.js';
 
 export {
   RULE_MODES,
@@ -65,6 +66,8 @@ export interface PolicyContent {
   post_violation_jb_threshold: number;
   scanners_config: Record<string, unknown>;
   block_message: string;
+  /** How streamed answers are moderated (absent: the server's default). */
+  stream_mode?: StreamMode | undefined;
 }
 
 export interface Policy extends PolicyContent {

@@ -30,12 +30,18 @@ export interface ValidationIssue {
   type: string;
 }
 
+/**
+ * What an error carries besides its message: always an object (or null), never an array or a bare
+ * value, as the published error schema requires. Validation problems go under `errors`.
+ */
+export type ErrorDetails = Record<string, unknown>;
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  readonly details: unknown;
+  readonly details: ErrorDetails | null;
 
-  constructor(code: ErrorCode, message: string, details?: unknown) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails | null) {
     super(message);
     this.name = 'AppError';
     this.code = code;
@@ -48,7 +54,7 @@ export class ValidationError extends AppError {
   readonly issues: ValidationIssue[];
 
   constructor(issues: ValidationIssue[], message = 'Request validation failed') {
-    super('VALIDATION_ERROR', message, issues);
+    super('VALIDATION_ERROR', message, { errors: issues });
     this.name = 'ValidationError';
     this.issues = issues;
   }
@@ -73,7 +79,7 @@ export class MalformedRequestError extends AppError {
     loc: (string | number)[] = ['body'],
   ) {
     const issues = [{ loc, msg, type }];
-    super('BAD_REQUEST', msg, issues);
+    super('BAD_REQUEST', msg, { errors: issues });
     this.name = 'MalformedRequestError';
     this.issues = issues;
   }

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NextFunction, Request, Response } from 'express';
 import {
   BulkImportResponse,
+  buildOpenApiDocument,
   ErrorBody,
   MonitorResponse,
   Policy,
@@ -8,8 +10,17 @@ import {
   PolicyVersionList,
   ValidationErrorBody,
 } from '@guard/contracts';
+import { AppError, type ErrorDetails } from '@guard/platform';
 import { expectShape } from '../testing/expect-shape.js';
-import { startInProcessApi, type ApiClient, type InProcessApi } from '../testing/in-process.js';
+import {
+  apiClient,
+  startInProcessApi,
+  type ApiClient,
+  type ApiResponse,
+  type InProcessApi,
+} from '../testing/in-process.js';
+import { documentedOperations } from '../testing/response-contract.js';
+import { errorHandler, standardBody } from './errors.js';
 
 /**
  * One status per kind of mistake, on every family of endpoints, each in its own error body: the
@@ -32,9 +43,9 @@ afterAll(async () => {
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const detail = (body: unknown) => expectShape(ValidationErrorBody, body).detail;
 const standard = (body: unknown) => expectShape(ErrorBody, body);
-/** `details` of a standard body, when it lists validation issues. */
+/** `details.errors` of a standard body, when it lists validation issues. */
 const issues = (body: unknown) =>
-  expectShape(ValidationErrorBody.shape.detail, standard(body).details);
+  expectShape(ValidationErrorBody.shape.detail, standard(body).details?.errors);
 
 describe('malformed JSON', () => {
   it("is a 400 on every endpoint, in each endpoint's body", async () => {
@@ -263,5 +274,110 @@ describe('paths', () => {
     const res = await admin.get('/policies/%ZZ');
     expect(res.status).toBe(400);
     expect(detail(res.body)[0]).toMatchObject({ loc: ['path'], type: 'path_invalid' });
+  });
+});
+
+describe('`details` of the standard body is an object or null, never an array', () => {
+  const isPlainObject = (v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+  /** Fails on a standard error body whose `details` is anything but null or a plain object. */
+  const expectObjectDetails = (body: unknown, what: string) => {
+    const details = (body as { details?: unknown }).details;
+    expect(
+      details === null || isPlainObject(details),
+      `${what}: details ${JSON.stringify(details)}`,
+    ).toBe(true);
+  };
+
+  it('standardBody wraps whatever it is handed: an array under errors, a bare value under value', () => {
+    const issue = { loc: ['body'], msg: 'm', type: 't' };
+    // Callers that step around the types (JavaScript, `as` casts, an `unknown` passed along).
+    const loose = (v: unknown) => standardBody('BAD_REQUEST', 'm', v as ErrorDetails).details;
+    expect(loose([issue])).toEqual({ errors: [issue] });
+    expect(loose([])).toEqual({ errors: [] });
+    expect(loose('text')).toEqual({ value: 'text' });
+    expect(loose(7)).toEqual({ value: 7 });
+    expect(loose(false)).toEqual({ value: false });
+    expect(loose(undefined)).toBeNull();
+    expect(loose(null)).toBeNull();
+    expect(loose({ errors: [issue] })).toEqual({ errors: [issue] });
+    // An object that serializes as something other than an object is a value too.
+    const date = new Date(0);
+    expect(loose(date)).toEqual({ value: date });
+    const listLike = { toJSON: () => [1, 2] };
+    expect(JSON.parse(JSON.stringify(standardBody('BAD_REQUEST', 'm', listLike)))).toMatchObject({
+      details: { value: [1, 2] },
+    });
+    expect(standardBody('NOT_FOUND', 'm').details).toBeNull();
+  });
+
+  it('the error handler keeps an array an AppError was built with out of details', () => {
+    const sent: { status?: number; body?: unknown } = {};
+    const res = {
+      headersSent: false,
+      status(code: number) {
+        sent.status = code;
+        return this;
+      },
+      json(body: unknown) {
+        sent.body = body;
+        return this;
+      },
+    };
+    const err = new AppError('CONFLICT', 'm', ['a', 'b'] as unknown as ErrorDetails);
+    errorHandler()(err, {} as Request, res as unknown as Response, (() => {}) as NextFunction);
+    expect(sent.status).toBe(409);
+    expect(sent.body).toMatchObject({ error_code: 'CONFLICT', details: { errors: ['a', 'b'] } });
+    expectShape(ErrorBody, sent.body);
+  });
+
+  it('holds for every error answer of every documented operation', async () => {
+    // Clients that do not check answers against the contract: this test looks at `details` itself.
+    const anon = apiClient(api.url, null);
+    const badKey = apiClient(api.url, 'gk_nope');
+    const staff = apiClient(api.url, api.adminKey);
+    const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'ffffffffffffffffffffffff');
+    const answers: [string, ApiResponse][] = [];
+    const add = async (what: string, res: Promise<ApiResponse>) => answers.push([what, await res]);
+    for (const op of documentedOperations(buildOpenApiDocument('test'))) {
+      const method = op.method.toUpperCase();
+      const path = concrete(op.path);
+      const at = `${method} ${op.path}`;
+      await add(`${at} without a key`, anon.call(method, path));
+      await add(`${at} with a bad key`, badKey.call(method, path));
+      await add(`${at} no body`, staff.call(method, path));
+      await add(`${at} path %ZZ`, staff.call(method, `${path}/%ZZ`));
+      if (!['post', 'put', 'patch'].includes(op.method)) continue;
+      for (const raw of ['{"text": ', '[1, 2]', '"text"', 'null', '{"text": 42, "name": 42}'])
+        await add(`${at} ${raw}`, staff.call(method, path, undefined, { raw }));
+      await add(
+        `${at} as text/plain`,
+        staff.call(method, path, undefined, { raw: '{}', contentType: 'text/plain' }),
+      );
+    }
+    await add('unknown route', staff.get('/no/such/route'));
+    await add('monitor too large', staff.post('/guard/monitor', { text: 'x'.repeat(1_100_000) }));
+    await add(
+      'monitor too deep',
+      staff.post('/guard/monitor', undefined, {
+        raw: `{"text": "hi", "metadata": {"a": ${nested(80)}}}`,
+      }),
+    );
+
+    const standardErrors = answers.filter(
+      ([, r]) => r.status >= 400 && (r.body as { error?: unknown } | null)?.error === true,
+    );
+    for (const [what, r] of standardErrors) {
+      expectObjectDetails(r.body, `${what} (${r.status})`);
+      expectShape(ErrorBody, r.body);
+    }
+    // The sweep reaches the answers that list validation problems, in both statuses.
+    const withIssues = standardErrors.filter(([, r]) =>
+      Array.isArray(standard(r.body).details?.errors),
+    );
+    expect(new Set(withIssues.map(([, r]) => r.status))).toEqual(new Set([400, 422]));
+    expect(new Set(standardErrors.map(([, r]) => r.status))).toEqual(
+      new Set([400, 401, 404, 413, 415, 422]),
+    );
   });
 });

@@ -9,8 +9,46 @@ import {
 
 /** The one place where errors become HTTP answers. */
 
-export function standardBody(code: ErrorCode, message: string, details: unknown = null) {
-  return { error: true as const, message, detail: message, error_code: code, details };
+export interface StandardErrorBody {
+  error: true;
+  message: string;
+  detail: string;
+  error_code: ErrorCode;
+  /** An object or null, never an array: validation problems are `{errors: [{loc, msg, type}]}`. */
+  details: Record<string, unknown> | null;
+}
+
+export function standardBody(
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> | null = null,
+): StandardErrorBody {
+  return {
+    error: true,
+    message,
+    detail: message,
+    error_code: code,
+    details: asDetails(details),
+  };
+}
+
+/**
+ * `details` as the published schema allows it, whatever a caller passed (types do not hold at run
+ * time): an array is wrapped as `{errors: [...]}`, any other value that would not serialize as a
+ * plain JSON object (a string, a number, a Date, an object with its own `toJSON`) as `{value}`.
+ */
+export function asDetails(details: unknown): Record<string, unknown> | null {
+  if (details === null || details === undefined) return null;
+  if (Array.isArray(details)) return { errors: details };
+  if (isPlainObject(details)) return details;
+  return { value: details };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  return typeof (value as { toJSON?: unknown }).toJSON !== 'function';
 }
 
 interface BodyParserError {
@@ -109,8 +147,11 @@ export function errorHandler() {
       else if (appError instanceof ValidationError)
         res
           .status(422)
-          .json(standardBody('VALIDATION_ERROR', summarize(appError), appError.issues));
-      else res.status(400).json(standardBody('BAD_REQUEST', appError.message, appError.issues));
+          .json(standardBody('VALIDATION_ERROR', summarize(appError), { errors: appError.issues }));
+      else
+        res
+          .status(400)
+          .json(standardBody('BAD_REQUEST', appError.message, { errors: appError.issues }));
       return;
     }
     if (appError.status >= 500) req.ctx?.logger.error({ err: appError }, appError.message);

@@ -43,7 +43,7 @@ const monitor = async (body: unknown, c: ApiClient = client) => {
   return expectShape(MonitorResponse, res.body);
 };
 const issues = (body: unknown) =>
-  expectShape(ValidationErrorBody.shape.detail, expectShape(ErrorBody, body).details);
+  expectShape(ValidationErrorBody.shape.detail, expectShape(ErrorBody, body).details?.errors);
 const recorded = async (orgId = api.defaultOrgId) =>
   (await api.stores.activities.list(orgId, { limit: 100_000 })).items;
 

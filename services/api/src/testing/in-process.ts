@@ -22,6 +22,7 @@ import {
   MemoryPolicyStore,
 } from '@guard/adapters/memory/index';
 import { BatchingActivitySink } from '@guard/adapters/activity/batching-activity-sink';
+import { createHttpUpstream } from '@guard/adapters/upstream/http-upstream';
 import { createApp } from '../app.js';
 import type { ApiConfig, ApiDeps } from '../deps.js';
 import { ResponseContract } from './response-contract.js';
@@ -43,6 +44,8 @@ export const DEFAULT_TEST_CONFIG: ApiConfig = {
   maxTextChars: 200_000,
   failMode: 'closed',
   excerptChars: 200,
+  stream: { mode: 'window', windowChars: 400, overlapChars: 100 },
+  outputContextChars: 1000,
 };
 
 let learned: ScoreEngine | undefined;
@@ -167,6 +170,11 @@ export interface InProcessOptions {
   ready?: () => Promise<boolean>;
   /** Level of the app's own log lines, collected in `logs` (default `info`). */
   logLevel?: string;
+  /**
+   * Where protected completions go: every provider at this base URL (a fake provider, in tests);
+   * by default a closed local port, so that an unexpected model call fails fast.
+   */
+  upstreamUrl?: string;
 }
 
 export interface InProcessApi {
@@ -212,6 +220,8 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
       : options.engine === 'stub' || options.engine === undefined
         ? stubEngine()
         : options.engine;
+  const upstreamBase = options.upstreamUrl ?? 'http://127.0.0.1:9';
+  const upstream = createHttpUpstream({ headersTimeoutMs: 10_000, bodyTimeoutMs: 10_000 });
   const deps: ApiDeps = {
     config,
     logger,
@@ -222,6 +232,15 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
     }),
     engine,
+    upstream,
+    upstreamRouting: {
+      providers: {
+        openai: { baseUrl: `${upstreamBase}/v1`, apiKey: 'test-openai-key' },
+        anthropic: { baseUrl: upstreamBase, apiKey: 'test-anthropic-key' },
+        gemini: { baseUrl: upstreamBase, apiKey: 'test-gemini-key' },
+      },
+      routes: [],
+    },
     newId: () => newId(),
     now: () => new Date(),
     ready: options.ready ?? (async () => true),
@@ -271,6 +290,7 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
         server.closeAllConnections();
       });
       await deps.activitySink.flush();
+      await upstream.close();
     },
   };
 }

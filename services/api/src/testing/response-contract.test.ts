@@ -131,4 +131,24 @@ describe('ResponseContract', () => {
       }),
     ).toThrow(/ErrorBody/);
   });
+
+  it('holds `details` of the standard error body to an object or null, never an array', () => {
+    const issue = { loc: ['body'], msg: 'm', type: 'missing' };
+    const body = { error: true, message: 'm', detail: 'm', error_code: 'VALIDATION_ERROR' };
+    const monitor = { status: 422, contentType: json, method: 'POST', path: '/guard/monitor' };
+    contract.check({ ...monitor, body: { ...body, details: { errors: [issue] } } });
+    for (const details of [[issue], [], 'm', 1])
+      expect(() => contract.check({ ...monitor, body: { ...body, details } })).toThrow(
+        /POST \/guard\/monitor answered 422: body does not match ErrorBody/,
+      );
+    expect(() =>
+      contract.check({
+        status: 404,
+        contentType: json,
+        method: 'GET',
+        path: '/nowhere',
+        body: { ...body, error_code: 'NOT_FOUND', details: [issue] },
+      }),
+    ).toThrow(/ErrorBody/);
+  });
 });

@@ -17,6 +17,7 @@ import {
   type RawMessage,
 } from './monitor-input.js';
 import { resolvePolicies, type EffectivePolicy } from './resolve-policies.js';
+import { buildActivity } from './activity-record.js';
 
 export interface MonitorDeps {
   policies: PolicyStore;
@@ -107,11 +108,6 @@ export async function scoreSafely(
   }
 }
 
-export function excerpt(text: string | undefined, chars: number): string | null {
-  if (!text || chars <= 0) return null;
-  return text.length > chars ? `${text.slice(0, chars)}…` : text;
-}
-
 /** POST /guard/monitor: score text or a conversation, answer, and record one activity. */
 export async function monitor(
   deps: MonitorDeps,
@@ -165,25 +161,24 @@ export async function monitor(
     .reverse()
     .find((m) => m.role === 'user' || m.role === 'developer' || m.role === 'system');
   const lastAssistant = result.phase === 'output' ? messages.at(-1) : undefined;
-  const activity: Activity = {
+  const activity = buildActivity({
     id: activityId,
-    org_id: principal.org_id,
-    created_at: deps.now().toISOString(),
+    principal,
+    at: deps.now(),
     endpoint: 'monitor',
     policy_id: policy.policy_id,
     policy_ids: policy.policy_ids,
     model: null,
-    api_key_id: principal.key_id,
-    user_id: principal.user_id,
     alarm: result.alarm,
     blocked: !bypass && result.violation > 0,
-    pre_analysis: result.phase === 'input' ? { ...analysis } : null,
-    post_generation_analysis: result.phase === 'output' ? { ...analysis } : null,
-    latency_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    input_excerpt: excerpt(lastUser?.content, deps.excerptChars),
-    output_excerpt: excerpt(lastAssistant?.content, deps.excerptChars),
+    pre: result.phase === 'input' ? analysis : null,
+    post: result.phase === 'output' ? analysis : null,
+    startedAt: started,
+    input: lastUser?.content,
+    output: lastAssistant?.content,
+    excerptChars: deps.excerptChars,
     metadata: { ...(input.metadata ?? {}), ...(bypass ? { bypassed: true } : {}) },
-  };
+  });
   await deps.activity.publish(activity);
   return { response, result, policy, activity };
 }

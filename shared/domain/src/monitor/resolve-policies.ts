@@ -9,6 +9,7 @@ import {
   type Principal,
 } from '../types.js';
 import type { InlineRule } from './monitor-input.js';
+import type { StreamMode } from '../completions/stream-moderator.js';
 
 /** What scoring needs from the policies in force, merged. */
 export interface EffectivePolicy {
@@ -19,6 +20,8 @@ export interface EffectivePolicy {
   mode: string;
   scanners_config: Record<string, unknown>;
   block_message: string;
+  /** The first policy's `stream_mode`, if it sets one. */
+  stream_mode: StreamMode | null;
 }
 
 export interface ThresholdOverrides {
@@ -104,6 +107,7 @@ export async function resolvePolicies(
     mode: first?.mode ?? 'content_moderation',
     scanners_config: { ...(first?.scanners_config ?? {}), ...(req.scanner_configs ?? {}) },
     block_message: first?.block_message ?? DEFAULT_BLOCK_MESSAGE,
+    stream_mode: first?.stream_mode ?? null,
   };
 }
 

@@ -6,6 +6,7 @@ import {
   type PolicyContent,
   type RuleMode,
 } from '../types.js';
+import type { StreamMode } from '../completions/stream-moderator.js';
 
 /** A policy as a create/import request gives it: everything but the name may be left out. */
 export interface PolicyInput {
@@ -22,6 +23,8 @@ export interface PolicyInput {
   post_violation_jb_threshold?: number | undefined;
   scanners_config?: Record<string, unknown> | undefined;
   block_message?: string | undefined;
+  /** null (in an update) goes back to the server's default. */
+  stream_mode?: StreamMode | null | undefined;
 }
 
 export type PolicyPatch = Partial<PolicyInput>;
@@ -43,6 +46,7 @@ export function contentFromInput(input: PolicyInput): PolicyContent {
       input.post_violation_jb_threshold ?? DEFAULT_THRESHOLDS.post_violation_jb_threshold,
     scanners_config: { ...(input.scanners_config ?? {}) },
     block_message: input.block_message ?? DEFAULT_BLOCK_MESSAGE,
+    ...(input.stream_mode ? { stream_mode: input.stream_mode } : {}),
   };
   checkRuleModes(content);
   return content;
@@ -63,6 +67,8 @@ export function applyPatch(current: PolicyContent, patch: PolicyPatch): PolicyCo
     next.post_violation_jb_threshold = patch.post_violation_jb_threshold;
   if (patch.scanners_config !== undefined) next.scanners_config = { ...patch.scanners_config };
   if (patch.block_message !== undefined) next.block_message = patch.block_message;
+  if (patch.stream_mode === null) delete next.stream_mode;
+  else if (patch.stream_mode !== undefined) next.stream_mode = patch.stream_mode;
   const rules = patch.categories ?? patch.rules;
   if (rules !== undefined) {
     next.rules = { ...rules };
@@ -104,6 +110,7 @@ export function contentOf(p: Policy): PolicyContent {
     post_violation_jb_threshold: p.post_violation_jb_threshold,
     scanners_config: p.scanners_config,
     block_message: p.block_message,
+    ...(p.stream_mode ? { stream_mode: p.stream_mode } : {}),
   };
 }
 
@@ -121,6 +128,7 @@ export interface PolicyExportItem {
   post_violation_jb_threshold: number;
   scanners_config: Record<string, unknown>;
   block_message: string;
+  stream_mode?: StreamMode | undefined;
   export_version: string;
 }
 

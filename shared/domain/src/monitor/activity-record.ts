@@ -1,0 +1,52 @@
+import type { Activity, Principal } from '../types.js';
+import type { MonitorAnalysis } from './monitor.js';
+
+/** What one call decided, as both monitor and protected completions record it. */
+export interface ActivityFacts {
+  id: string;
+  principal: Principal;
+  at: Date;
+  /** `monitor`, `chat.completions`, `responses`, `messages`, `generate_content`. */
+  endpoint: string;
+  policy_id: string | null;
+  policy_ids: string[];
+  model: string | null;
+  alarm: boolean;
+  blocked: boolean;
+  pre: MonitorAnalysis | null;
+  post: MonitorAnalysis | null;
+  /** performance.now() when the call began. */
+  startedAt: number;
+  input: string | undefined;
+  output: string | undefined;
+  excerptChars: number;
+  metadata: Record<string, unknown>;
+}
+
+export function excerpt(text: string | undefined, chars: number): string | null {
+  if (!text || chars <= 0) return null;
+  return text.length > chars ? `${text.slice(0, chars)}…` : text;
+}
+
+/** The activity record of decisions.md ("Activity"), built in one place for every endpoint. */
+export function buildActivity(f: ActivityFacts): Activity {
+  return {
+    id: f.id,
+    org_id: f.principal.org_id,
+    created_at: f.at.toISOString(),
+    endpoint: f.endpoint,
+    policy_id: f.policy_id,
+    policy_ids: f.policy_ids,
+    model: f.model,
+    api_key_id: f.principal.key_id,
+    user_id: f.principal.user_id,
+    alarm: f.alarm,
+    blocked: f.blocked,
+    pre_analysis: f.pre ? { ...f.pre } : null,
+    post_generation_analysis: f.post ? { ...f.post } : null,
+    latency_ms: Math.round((performance.now() - f.startedAt) * 1000) / 1000,
+    input_excerpt: excerpt(f.input, f.excerptChars),
+    output_excerpt: excerpt(f.output, f.excerptChars),
+    metadata: f.metadata,
+  };
+}
