@@ -29,7 +29,7 @@ export interface ApiConfig {
   excerptChars: number;
   /** Defaults for moderating streamed completions. */
   stream: StreamModeration;
-  /** Characters of the system prompt and last user turn that output checks see as context. */
+  /** Characters of the system prompt that output checks see as context. */
   outputContextChars: number;
 }
 

@@ -43,7 +43,7 @@ export interface CompletionDeps {
   excerptChars: number;
   /** Server defaults for streamed answers; a policy's `stream_mode` and the request header override the mode. */
   stream: StreamModeration;
-  /** Characters of the conversation (system prompt, last user turn) given as context to output checks. */
+  /** Characters of the system prompt given as context to output checks. */
   outputContextChars: number;
 }
 
@@ -109,16 +109,18 @@ export type CompletionOutcome =
 
 const blocks = (r: ScoreResult): boolean => r.violation > 0;
 
-/** Everything but the text itself, kept short: output checks see the system prompt and last user turn. */
+/**
+ * What an output check sees besides the output: the system prompt, kept short (the system-prompt
+ * leakage scanner compares the output with it). Not the user's turns: they were checked against
+ * the pre thresholds already, and in an output check the engine would judge them again, against
+ * the post thresholds, blocking an answer for what the question said.
+ */
 function outputContext(messages: ScoreMessage[], chars: number): ScoreMessage[] {
   if (chars <= 0) return [];
-  const tail = (s: string) => (s.length > chars ? s.slice(-chars) : s);
-  const out: ScoreMessage[] = [];
   const system = messages.find((m) => m.role === 'system' || m.role === 'developer');
-  if (system?.content) out.push({ role: system.role, content: tail(system.content) });
-  const lastUser = messages.findLast((m) => m.role === 'user');
-  if (lastUser?.content) out.push({ role: 'user', content: tail(lastUser.content) });
-  return out;
+  if (!system?.content) return [];
+  const text = system.content.length > chars ? system.content.slice(0, chars) : system.content;
+  return [{ role: system.role, content: text }];
 }
 
 /** Where several checks of one answer are summed up: the worst one, with all their tokens. */
@@ -159,8 +161,7 @@ export async function protectCompletion(
     mode: policy.mode,
     scanners_config: policy.scanners_config,
     reasoning_mode: input.reasoning_mode ?? 'off',
-    ...(input.tools ? { tools: input.tools } : {}),
-  } satisfies Omit<ScoreRequest, 'messages' | 'phase'>;
+  } satisfies Omit<ScoreRequest, 'messages' | 'phase' | 'tools'>;
   const context = outputContext(messages, deps.outputContextChars);
   const checkOutput = (text: string, toolCalls: CanonicalToolCall[]): Promise<ScoreResult> =>
     scoreSafely(
@@ -236,7 +237,13 @@ export async function protectCompletion(
   const onClientGone = () => cancel.abort(input.signal.reason);
   if (input.signal.aborted) cancel.abort(input.signal.reason);
   else input.signal.addEventListener('abort', onClientGone, { once: true });
-  const preRequest: ScoreRequest = { ...baseRequest, messages, phase: 'input' };
+  const preRequest: ScoreRequest = {
+    ...baseRequest,
+    messages,
+    phase: 'input',
+    // Tool definitions are third-party text: checked once, with the input.
+    ...(input.tools ? { tools: input.tools } : {}),
+  };
   let modelCall: Promise<ModelReply> | null = null;
   if (!input.moderate_before) {
     modelCall = input.callModel(cancel.signal);

@@ -125,7 +125,9 @@ describe('moderateStream', () => {
     const got = await drain(s.events);
     expect(got).toEqual({ text: `one ${VIOLATION} two`, blocked: false, finished: true });
     expect(checked).toEqual([`one ${VIOLATION} two`]);
-    expect((await s.done).checks[0]?.violation).toBe(1);
+    const summary = await s.done;
+    expect(summary.checks[0]?.violation).toBe(1);
+    expect(summary.blockedBy).toBeNull();
   });
 
   it('holds tool calls until they are complete and checks them with the text', async () => {

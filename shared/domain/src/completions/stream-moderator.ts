@@ -88,7 +88,8 @@ export function moderateStream(
   async function run(text: string, withCalls: boolean): Promise<boolean> {
     const result = await check(text, withCalls ? toolCalls() : []);
     summary.checks.push(result);
-    if (result.violation > 0) {
+    // In observe mode the verdict is only recorded: nothing is blocked.
+    if (result.violation > 0 && !observe) {
       summary.blockedBy = result;
       return false;
     }
