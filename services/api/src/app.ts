@@ -9,6 +9,7 @@ import { opsRouter } from './routes/ops.js';
 import { policiesRouter } from './routes/policies.js';
 import { monitorRouter } from './routes/monitor.js';
 import { orgsRouter } from './routes/orgs.js';
+import { activityRouter } from './routes/activity.js';
 import {
   completionsRouter,
   rootChatRouter,
@@ -70,6 +71,16 @@ export function createApp(deps: ApiDeps): Express {
     failMode: deps.config.failMode,
     excerptChars: deps.config.excerptChars,
   };
+  mount(
+    '/activity',
+    'detail',
+    activityRouter({
+      activities: deps.activities,
+      orgs: deps.orgs,
+      now: deps.now,
+      settleMs: deps.config.activitySettleMs,
+    }),
+  );
   const limits = { maxMessages: deps.config.maxMessages, maxTextChars: deps.config.maxTextChars };
   mount('/guard', 'standard', monitorRouter(monitorDeps, limits));
   const completions: CompletionsRouteDeps = {

@@ -1,6 +1,7 @@
 import type { Logger } from '@guard/platform';
 import type {
   ActivitySink,
+  ActivityStore,
   ApiKeyStore,
   OrgStore,
   PolicyStore,
@@ -31,6 +32,8 @@ export interface ApiConfig {
   stream: StreamModeration;
   /** Characters of the system prompt that output checks see as context. */
   outputContextChars: number;
+  /** Export reads only activity older than this many milliseconds (the longest ingest lag). */
+  activitySettleMs: number;
 }
 
 /** Everything the HTTP layer needs, handed in by a composition root; createApp does no I/O. */
@@ -41,6 +44,8 @@ export interface ApiDeps {
   keys: ApiKeyStore;
   policies: PolicyStore;
   activitySink: ActivitySink;
+  /** Where export reads recorded activity. */
+  activities: ActivityStore;
   engine: ScoreEngine;
   /** The model providers protected completions call. */
   upstream: UpstreamPort;

@@ -78,6 +78,8 @@ const Env = z.object({
   GUARD_STREAM_WINDOW_CHARS: envInt(400, 1, 1_000_000),
   GUARD_STREAM_OVERLAP_CHARS: envInt(100, 0, 100_000),
   GUARD_OUTPUT_CONTEXT_CHARS: envInt(1000, 0, 1_000_000),
+  GUARD_ACTIVITY_SETTLE_MS: envInt(2000, 0, 3_600_000),
+  GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 36_500),
   GUARD_BOOTSTRAP_ADMIN_KEY: z.preprocess(
     (v) => (v === '' ? undefined : v),
     z.string().min(20).max(256).optional(),
@@ -115,6 +117,9 @@ export interface StandaloneConfig {
   upstreamIdleTimeoutMs: number;
   stream: StreamModeration;
   outputContextChars: number;
+  activitySettleMs: number;
+  /** Days activity is kept; 0 keeps it forever. */
+  activityRetentionDays: number;
 }
 
 export function loadConfig(
@@ -180,6 +185,8 @@ export function loadConfig(
       overlapChars: e.GUARD_STREAM_OVERLAP_CHARS,
     },
     outputContextChars: e.GUARD_OUTPUT_CONTEXT_CHARS,
+    activitySettleMs: e.GUARD_ACTIVITY_SETTLE_MS,
+    activityRetentionDays: e.GUARD_ACTIVITY_RETENTION_DAYS,
   };
 }
 

@@ -111,6 +111,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
       excerptChars: config.excerptChars,
       stream: config.stream,
       outputContextChars: config.outputContextChars,
+      activitySettleMs: config.activitySettleMs,
     },
     logger,
     // Caching is decided here, once: key and org reads on every request are served from memory
@@ -119,6 +120,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     keys: config.authCacheTtlMs > 0 ? cachingApiKeyStore(keys, config.authCacheTtlMs) : keys,
     policies:
       config.authCacheTtlMs > 0 ? cachingPolicyStore(policies, config.authCacheTtlMs) : policies,
+    activities,
     activitySink: new BatchingActivitySink(activities, 1000, (err, activityId) => {
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
     }),

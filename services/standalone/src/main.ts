@@ -4,6 +4,7 @@ import { embeddedIds, openEmbeddedStores } from './deps.js';
 import { loadConfig, type StandaloneConfig } from './config.js';
 import { startServer } from './server.js';
 import { bootstrapStore } from './bootstrap.js';
+import { startRetention } from './retention.js';
 
 function printBootstrapKey(key: string, url: string): void {
   // Printed once, outside the JSON log stream, so that it never ends up in log storage.
@@ -20,6 +21,8 @@ async function runSingle(config: StandaloneConfig, logger: Logger): Promise<void
   lifecycle.installSignalHandlers();
   const running = await startServer(config, logger);
   lifecycle.onClose('server', running.close);
+  const stopRetention = startRetention(config, logger);
+  lifecycle.onClose('retention', async () => stopRetention());
   if (running.bootstrapKey) printBootstrapKey(running.bootstrapKey, running.url);
 }
 
@@ -36,6 +39,7 @@ async function runPrimary(config: StandaloneConfig, logger: Logger): Promise<voi
     logger,
   );
   stores.db.close();
+  startRetention(config, logger);
 
   // Workers accept connections themselves. With the default round-robin policy the primary
   // accepts and hands each socket over, and keeps it until the worker acknowledges: a worker

@@ -4,3 +4,4 @@ export * from './monitor.js';
 export * from './orgs.js';
 export * from './openapi.js';
 export * from './completions.js';
+export * from './activity.js';

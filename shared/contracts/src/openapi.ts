@@ -7,6 +7,11 @@ import { z } from 'zod';
 import { ErrorBody, ValidationErrorBody } from './common.js';
 import { MonitorRequest, MonitorResponse } from './monitor.js';
 import {
+  ActivityExportQuery,
+  ActivityExportResponse,
+  ActivityStaffExportQuery,
+} from './activity.js';
+import {
   AnthropicMessage,
   AnthropicMessagesRequestOutline,
   ChatCompletion,
@@ -359,6 +364,40 @@ describeRoute({
     415: json(ErrorBody, 'A body sent with a non-JSON content type (UNSUPPORTED_MEDIA_TYPE)'),
     404: json(ErrorBody, "A policy id that is not one of the caller's (NOT_FOUND)"),
     422: json(ErrorBody, 'Invalid request (VALIDATION_ERROR), details.errors lists loc/msg/type'),
+    ...errors,
+  },
+});
+
+describeRoute({
+  method: 'get',
+  path: '/activity/export',
+  tags: ['activity'],
+  summary:
+    "The organization's recorded activity, oldest first, by cursor (admin). Reads only activity older than GUARD_ACTIVITY_SETTLE_MS, so that paging never skips a late arrival",
+  security,
+  request: { query: ActivityExportQuery },
+  responses: {
+    200: json(ActivityExportResponse, 'One page'),
+    403: json(ErrorBody, 'ADMIN_REQUIRED'),
+    ...validation,
+    ...errors,
+  },
+});
+describeRoute({
+  method: 'get',
+  path: '/activity/staff-export',
+  tags: ['activity'],
+  summary: "A red-team organization's activity (staff keys only)",
+  security,
+  request: { query: ActivityStaffExportQuery },
+  responses: {
+    200: json(ActivityExportResponse, 'One page'),
+    403: json(
+      ErrorBody,
+      'STAFF_REQUIRED, or ORG_NOT_EXPORTABLE for an organization not of kind red_team',
+    ),
+    404: json(ErrorBody, 'No such organization (NOT_FOUND)'),
+    ...validation,
     ...errors,
   },
 });

@@ -11,3 +11,4 @@ export * from './monitor/index.js';
 export * from './orgs/index.js';
 export * from './caching/caching-policy-store.js';
 export * from './completions/index.js';
+export * from './activity/export-activity.js';

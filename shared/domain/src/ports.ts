@@ -102,6 +102,13 @@ export interface PolicyStore {
 export interface ActivityQuery {
   /** Return activities with an id strictly greater than this (the export cursor). */
   after?: string | undefined;
+  /**
+   * Return activities with an id strictly smaller than this. Ids sort by the millisecond they were
+   * made in, so an id bound is a time bound: the export's `since`/`until` and its settled
+   * watermark are given this way (see `idFrom` in @guard/platform), which a store reads as one
+   * range of its id order.
+   */
+  before?: string | undefined;
   /** Exclusive time bounds, epoch milliseconds. */
   since?: number | undefined;
   until?: number | undefined;

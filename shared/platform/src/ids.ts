@@ -59,3 +59,22 @@ export function idTime(id: string): Date {
   const ms = parseInt(id.slice(8, 11), 16);
   return new Date(seconds * 1000 + (ms < 1000 ? ms : 0));
 }
+
+/** The time part of an id made in millisecond `ms` (11 hex characters). */
+function timePrefix(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  return (
+    seconds.toString(16).padStart(8, '0') + (ms - seconds * 1000).toString(16).padStart(3, '0')
+  );
+}
+
+/**
+ * Id bounds for a point in time, for range reads by id: every id made at or before millisecond
+ * `ms` is <= `idAtOrBefore(ms)`, and every id made at or after it is >= `idFrom(ms)`.
+ */
+export function idFrom(ms: number): string {
+  return `${timePrefix(Math.max(0, Math.floor(ms)))}${'0'.repeat(13)}`;
+}
+export function idAtOrBefore(ms: number): string {
+  return `${timePrefix(Math.max(0, Math.floor(ms)))}${'f'.repeat(13)}`;
+}

@@ -60,6 +60,39 @@ export function activityStoreContract(
       expect(alarms.items.map((a) => a.id)).toEqual([all[0]!.id, all[2]!.id, all[4]!.id]);
     });
 
+    it('reads one range of ids: after and before are exclusive, alarm_only keeps only alarms', async () => {
+      const store = await make();
+      const gen = createIdGenerator();
+      const base = Date.parse('2026-06-02T00:00:00Z');
+      const all = Array.from({ length: 9 }, (_, i) =>
+        anActivity('org-a', {
+          id: gen(base + i),
+          created_at: new Date(base + i).toISOString(),
+          alarm: i % 3 === 0,
+        }),
+      );
+      await store.record(shuffleOnce(all));
+      const ids = all.map((a) => a.id);
+      const range = await store.list('org-a', { after: ids[1], before: ids[7], limit: 100 });
+      expect(range.items.map((a) => a.id)).toEqual(ids.slice(2, 7));
+      const alarms = await store.list('org-a', {
+        after: ids[0],
+        before: ids[8],
+        alarmOnly: true,
+        limit: 1,
+      });
+      expect(alarms.items.map((a) => a.id)).toEqual([ids[3]]);
+      expect(alarms.has_more).toBe(true);
+      const rest = await store.list('org-a', {
+        after: ids[3],
+        before: ids[8],
+        alarmOnly: true,
+        limit: 1,
+      });
+      expect(rest.items.map((a) => a.id)).toEqual([ids[6]]);
+      expect(rest.has_more).toBe(false);
+    });
+
     it('reads every id older than the bound once, in id order, however late each arrived', async () => {
       // Two processes make ids in time order, but their writes reach the store in any order and
       // in several batches; newer activity keeps arriving while the reader pages. A reader that
@@ -117,6 +150,10 @@ function seeded(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+function shuffleOnce<T>(items: T[]): T[] {
+  return shuffle(items, seeded(7));
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {

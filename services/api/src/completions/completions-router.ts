@@ -77,12 +77,13 @@ async function write(res: Response, chunk: string): Promise<void> {
     });
 }
 
-function startStream(res: Response, enc: StreamEncoder, activityId: string): void {
+function startStream(res: Response, enc: StreamEncoder, activityId: string | null): void {
   res.status(200);
   res.setHeader('content-type', enc.contentType);
   res.setHeader('cache-control', 'no-cache');
   res.setHeader('x-accel-buffering', 'no');
-  res.setHeader('guard-activity-id', activityId);
+  // A stream is recorded when it ends: only a refusal made before it started knows its activity.
+  if (activityId) res.setHeader('guard-activity-id', activityId);
   res.flushHeaders();
 }
 
@@ -215,7 +216,7 @@ function handler(
     }
 
     const enc = format.streamEncoder({ sse: where.sse });
-    startStream(res, enc, outcome.activity_id);
+    startStream(res, enc, null);
     try {
       for await (const e of outcome.events) {
         if (res.destroyed) break;

@@ -46,6 +46,7 @@ export const DEFAULT_TEST_CONFIG: ApiConfig = {
   excerptChars: 200,
   stream: { mode: 'window', windowChars: 400, overlapChars: 100 },
   outputContextChars: 1000,
+  activitySettleMs: 0,
 };
 
 let learned: ScoreEngine | undefined;
@@ -228,6 +229,7 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
     orgs: stores.orgs,
     keys: stores.keys,
     policies: stores.policies,
+    activities: stores.activities,
     activitySink: new BatchingActivitySink(stores.activities, 1000, (err, activityId) => {
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
     }),

@@ -19,7 +19,12 @@ export class MemoryActivityStore implements ActivityStore {
 
   async list(orgId: string, q: ActivityQuery): Promise<ActivityPage> {
     const all = [...(this.byOrg.get(orgId)?.values() ?? [])]
-      .filter((a) => (q.after === undefined || a.id > q.after) && (!q.alarmOnly || a.alarm))
+      .filter(
+        (a) =>
+          (q.after === undefined || a.id > q.after) &&
+          (q.before === undefined || a.id < q.before) &&
+          (!q.alarmOnly || a.alarm),
+      )
       .filter((a) => {
         const t = Date.parse(a.created_at);
         return (q.since === undefined || t > q.since) && (q.until === undefined || t < q.until);

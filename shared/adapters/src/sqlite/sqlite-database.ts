@@ -68,6 +68,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     WHERE v.org_id = policies.org_id AND v.policy_id = policies.id
   ));
   `,
+  // Retention deletes by recording time, in chunks.
+  `
+  CREATE INDEX activities_created ON activities(created_ms);
+  `,
 ];
 
 /** Open (creating if needed) the embedded database. `:memory:` gives a throwaway one. */

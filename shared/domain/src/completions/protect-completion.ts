@@ -102,7 +102,6 @@ export type CompletionOutcome =
   /** A stream already moderated; `report` settles (and the activity is recorded) when it is over. */
   | {
       kind: 'stream';
-      activity_id: string;
       events: AsyncGenerator<StreamEvent | BlockedEnding>;
       report: Promise<GuardReport>;
     };
@@ -147,7 +146,6 @@ export async function protectCompletion(
   input: CompletionInput,
 ): Promise<CompletionOutcome> {
   const started = performance.now();
-  const activityId = deps.newId();
   const { messages } = toScoreMessages(input.messages);
   const policy = await resolvePolicies(deps, principal, {
     policy_id: input.policy_id,
@@ -197,6 +195,9 @@ export async function protectCompletion(
     output?: string | undefined;
     extra?: Record<string, unknown> | undefined;
   }): Promise<GuardReport> => {
+    // The id and time are taken when the call is recorded (at its end), not when it arrived: a
+    // stream can last minutes, and export only pages up to a watermark of settled time.
+    const activityId = deps.newId();
     const activity: Activity = buildActivity({
       id: activityId,
       principal,
@@ -256,7 +257,7 @@ export async function protectCompletion(
     const rep = await record({ pre, post: null, blocked: 'input' });
     return {
       kind: 'blocked_input',
-      meta: answerMeta(`guard-${activityId}`, input.model, deps.now()),
+      meta: answerMeta(`guard-${rep.activity_id}`, input.model, deps.now()),
       message: policy.block_message,
       report: rep,
     };
@@ -322,7 +323,7 @@ export async function protectCompletion(
       },
     });
   });
-  return { kind: 'stream', activity_id: activityId, events: moderated.events, report: settled };
+  return { kind: 'stream', events: moderated.events, report: settled };
 }
 
 function report(

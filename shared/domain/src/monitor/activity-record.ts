@@ -5,6 +5,7 @@ import type { MonitorAnalysis } from './monitor.js';
 export interface ActivityFacts {
   id: string;
   principal: Principal;
+  /** When the decision was recorded (the id's time): `created_at`. */
   at: Date;
   /** `monitor`, `chat.completions`, `responses`, `messages`, `generate_content`. */
   endpoint: string;

@@ -139,7 +139,10 @@ export async function monitor(
   const result = await scoreSafely(deps.engine, request, deps.failMode);
   const analysis = analysisOf(result);
   const bypass = isBypass(input.metadata);
+  // The id and time are taken when the decision is recorded: export pages by id below a watermark
+  // of settled time, so the time between an id and its write must stay short.
   const activityId = deps.newId();
+  const recordedAt = deps.now();
   const response: MonitorResponse = {
     ...analysis,
     ...(bypass
@@ -164,7 +167,7 @@ export async function monitor(
   const activity = buildActivity({
     id: activityId,
     principal,
-    at: deps.now(),
+    at: recordedAt,
     endpoint: 'monitor',
     policy_id: policy.policy_id,
     policy_ids: policy.policy_ids,
