@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ScoreResult } from '@guard/domain';
 import { IsoTimestamp } from './common.js';
 import { queryInt } from './policies.js';
 
@@ -10,21 +11,8 @@ import { queryInt } from './policies.js';
 export const ACTIVITY_SCHEMA_VERSION = 1;
 
 /** A monitor result: the analysis of the input (pre) or of the output (post). */
-const Analysis = z
-  .looseObject({
-    violation: z.number(),
-    observe_violation: z.number().nullable(),
-    violated_rules: z.array(z.number().int()),
-    violated_rule_descriptions: z.array(z.looseObject({})),
-    ipi: z.boolean(),
-    mutation: z.boolean(),
-    scanner_output: z.record(z.string(), z.unknown()),
-    reasoning: z.string(),
-    input_tokens: z.number().int(),
-    output_tokens: z.number().int(),
-    error: z.boolean(),
-    error_message: z.string().nullable(),
-  })
+const Analysis = ScoreResult.omit({ alarm: true, phase: true })
+  .loose()
   .meta({ id: 'ActivityAnalysis' });
 
 export const ActivityRecord = z

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Activity, ActivityStore } from '@guard/domain';
 import { createIdGenerator } from '@guard/platform';
 import { anActivity } from './builders.js';
+import { seeded } from './seeded.js';
 
 export function activityStoreContract(
   name: string,
@@ -139,17 +140,6 @@ export function activityStoreContract(
       expect(seen).toEqual(expected);
     });
   });
-}
-
-/** A small deterministic generator (mulberry32), so that a failing arrival order can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffleOnce<T>(items: T[]): T[] {

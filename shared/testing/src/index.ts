@@ -1,3 +1,4 @@
 export * from './builders.js';
 export * from './store-contracts.js';
 export * from './activity-contract.js';
+export * from './seeded.js';

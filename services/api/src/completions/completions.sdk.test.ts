@@ -4,6 +4,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
 import { startFakeProvider, type FakeProvider } from '../../../../test/support/fake-provider.js';
 import { startInProcessApi, type InProcessApi } from '../testing/in-process.js';
+import { chatStreamText } from '../testing/chat-stream.js';
 
 /**
  * The protected completion endpoints, driven by the official OpenAI, Anthropic and Google SDKs
@@ -443,21 +444,6 @@ describe('Gemini generateContent', () => {
   });
 });
 
-/** The text and finish reason of a chat-completions event stream. */
-function chatText(body: string): { text: string; finish: string | null } {
-  let text = '';
-  let finish: string | null = null;
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-    const chunk = JSON.parse(line.slice(6)) as {
-      choices: { delta: { content?: string | null }; finish_reason: string | null }[];
-    };
-    text += chunk.choices[0]?.delta.content ?? '';
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-  }
-  return { text, finish };
-}
-
 describe('per-call overrides and cancellation', () => {
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${base}/chat/completions`, {
@@ -476,7 +462,7 @@ describe('per-call overrides and cancellation', () => {
       { model: 'm', messages: userTurn, stream: true },
       { ...FALCON_RULE, 'stream-mode': 'observe' },
     );
-    const shown = chatText(await res.text());
+    const shown = chatStreamText(await res.text());
     expect(shown).toEqual({ text: BAD, finish: 'stop' });
     expect(res.headers.get('guard-activity-id')).toBeNull();
     await expect.poll(async () => (await newestActivity())?.post_generation_analysis).toBeTruthy();

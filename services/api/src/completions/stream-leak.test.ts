@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startFakeProvider, type FakeProvider } from '../../../../test/support/fake-provider.js';
 import { startInProcessApi, type InProcessApi } from '../testing/in-process.js';
+import { chatStreamText } from '../testing/chat-stream.js';
 
 /**
  * The leak test: the provider streams a violating sentence cut into many small pieces at random
@@ -50,18 +51,7 @@ async function streamed(
     }),
   });
   expect(res.status).toBe(200);
-  const body = await res.text();
-  let text = '';
-  let finish: string | null = null;
-  for (const line of body.split('\n')) {
-    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-    const chunk = JSON.parse(line.slice(6)) as {
-      choices: { delta: { content?: string | null }; finish_reason: string | null }[];
-    };
-    text += chunk.choices[0]?.delta.content ?? '';
-    finish = chunk.choices[0]?.finish_reason ?? finish;
-  }
-  return { text, finish };
+  return chatStreamText(await res.text());
 }
 
 describe('no character of a violating window reaches the client', () => {

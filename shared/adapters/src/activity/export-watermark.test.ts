@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createIdGenerator } from '@guard/platform';
 import { exportActivity, type Activity, type Principal } from '@guard/domain';
 import { MemoryActivityStore, MemoryOrgStore } from '../memory/index.js';
-import { anActivity } from '@guard/testing';
+import { anActivity, seeded } from '@guard/testing';
 
 /**
  * The settled watermark: two API processes record activity whose writes reach the store up to
@@ -19,16 +19,6 @@ const admin: Principal = {
   role: 'admin',
   staff: false,
 };
-
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function tail(settleMs: number, seed: number): Promise<{ made: string[]; seen: string[] }> {
   const store = new MemoryActivityStore();

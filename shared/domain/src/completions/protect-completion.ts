@@ -7,7 +7,6 @@ import {
   type ScoreResult,
   type ScoreToolDef,
 } from '../scoring/score-contract.js';
-import type { ActivitySink, OrgStore, PolicyStore } from '../ports.js';
 import type { Activity, Principal } from '../types.js';
 import { toScoreMessages, type InlineRule, type RawMessage } from '../monitor/monitor-input.js';
 import {
@@ -15,7 +14,12 @@ import {
   type EffectivePolicy,
   type ThresholdOverrides,
 } from '../monitor/resolve-policies.js';
-import { analysisOf, scoreSafely, type MonitorAnalysis } from '../monitor/monitor.js';
+import {
+  analysisOf,
+  scoreSafely,
+  type MonitorAnalysis,
+  type MonitorDeps,
+} from '../monitor/monitor.js';
 import { buildActivity } from '../monitor/activity-record.js';
 import type {
   AnswerMeta,
@@ -32,15 +36,7 @@ import {
   type StreamSummary,
 } from './stream-moderator.js';
 
-export interface CompletionDeps {
-  policies: PolicyStore;
-  orgs: OrgStore;
-  engine: ScoreClient;
-  activity: ActivitySink;
-  newId: () => string;
-  now: () => Date;
-  failMode: 'open' | 'closed';
-  excerptChars: number;
+export interface CompletionDeps extends MonitorDeps {
   /** Server defaults for streamed answers; a policy's `stream_mode` and the request header override the mode. */
   stream: StreamModeration;
   /** Characters of the system prompt given as context to output checks. */
