@@ -44,6 +44,9 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.e2e.test.ts'],
           globalSetup: ['test/e2e/support/global-setup.ts'],
+          // Against a running server (E2E_BASE_URL, see test/e2e/support/guard-server.ts) every
+          // file shares its default org: one file at a time, as each has its own server otherwise.
+          fileParallelism: !process.env.E2E_BASE_URL,
           testTimeout: 30_000,
           hookTimeout: 60_000,
         },

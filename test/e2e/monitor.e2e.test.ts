@@ -1,13 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readActivity } from './support/activity-db.js';
+import { fetchActivity } from './support/activity-http.js';
 import { startFakeJudge, type FakeJudge } from './support/fake-judge.js';
-import { client, startGuard, type Client, type GuardServer } from './support/guard-server.js';
+import {
+  client,
+  eventually,
+  settleWithin,
+  startGuard,
+  targetServer,
+  type Client,
+  type GuardServer,
+  type TargetServer,
+} from './support/guard-server.js';
 
-let server: GuardServer;
+let server: TargetServer;
 let api: Client;
 
+/** The activity a call of `api` (the default org's admin) recorded. */
+const activity = async (id: string) => (await fetchActivity(server.url, server.adminKey, id))!;
+
 beforeAll(async () => {
-  server = await startGuard();
+  server = await targetServer();
   api = client(server.url, server.adminKey);
 });
 afterAll(async () => {
@@ -96,7 +108,7 @@ describe('monitor response', () => {
       })
     ).body;
     expect(b.ipi).toBe(true);
-    const act = readActivity(server.dataDir, b.activity_id)!;
+    const act = await activity(b.activity_id);
     expect(act.alarm).toBe(true);
   });
 
@@ -185,7 +197,7 @@ describe('rules, modes and thresholds', () => {
     expect(b.violation).toBe(0);
     expect(b.observe_violation).toBeGreaterThanOrEqual(0.5);
     expect(b.violated_rules).not.toContain(2);
-    const act = readActivity(server.dataDir, b.activity_id)!;
+    const act = await activity(b.activity_id);
     expect(act.blocked).toBe(false);
     expect(act.pre_analysis.observe_violation).toBe(b.observe_violation);
   });
@@ -215,7 +227,7 @@ describe('rules, modes and thresholds', () => {
     // rules in force: 1 x(alpha) 2 y(bravo, from A) 3 z(delta) 4 w(echo); thresholds from A
     expect(res.violated_rules).toEqual([3, 4]);
     expect(res.violated_rule_descriptions.map((d: { name: string }) => d.name)).toEqual(['z', 'w']);
-    const act = readActivity(server.dataDir, res.activity_id)!;
+    const act = await activity(res.activity_id);
     expect(act.policy_id).toBe(a.id);
     expect(act.policy_ids).toEqual([a.id, bp.id]);
   });
@@ -246,7 +258,7 @@ describe('rules, modes and thresholds', () => {
     expect(rule.threshold).toBe(1);
     expect(post.violated_rules).toEqual([]);
     expect(post.violation).toBe(0);
-    const act = readActivity(server.dataDir, post.activity_id)!;
+    const act = await activity(post.activity_id);
     expect(act.pre_analysis).toBeNull();
     expect(act.post_generation_analysis).not.toBeNull();
     expect(act.output_excerpt).toContain('Project Falcon');
@@ -265,19 +277,32 @@ describe('rules, modes and thresholds', () => {
     );
 
     const basic = (await monitor({ text: 'Project Falcon' })).body;
-    const basicAct = readActivity(server.dataDir, basic.activity_id)!;
+    const basicAct = await activity(basic.activity_id);
     expect(basicAct.policy_id).toBe('000000000000000000000001');
 
     const org = (await api.get('/orgs')).body.orgs.find(
       (o: { name: string }) => o.name === 'default',
     );
-    // Set over HTTP, through the process that serves monitor: it applies at once, no cache wait.
+    // Set over HTTP, through the process that serves monitor: it applies at once, no cache wait
+    // (the other processes of a deployment follow within their cache TTL: see settleWithin).
+    const monitorUnder = (policyId: string) =>
+      eventually(
+        () => monitor({ text: 'Tell me about Project Falcon' }),
+        (r) => r.body.policy_id === policyId,
+        settleWithin(server),
+      );
     expect((await api.put(`/orgs/${org.id}/default-policy`, { policy_id: p.id })).status).toBe(200);
-    const viaDefault = (await monitor({ text: 'Tell me about Project Falcon' })).body;
-    expect(viaDefault.violated_rules).toEqual([1]);
-    expect(viaDefault.block_message).toBe('That topic is off limits.');
-    expect((await api.put(`/orgs/${org.id}/default-policy`, { policy_id: null })).status).toBe(200);
-    expect((await monitor({ text: 'Tell me about Project Falcon' })).body.policy_id).toBe(
+    let cleared;
+    try {
+      const viaDefault = (await monitorUnder(p.id)).body;
+      expect(viaDefault.violated_rules).toEqual([1]);
+      expect(viaDefault.block_message).toBe('That topic is off limits.');
+    } finally {
+      // Cleared even when a check fails: on a shared server (E2E_BASE_URL) other files come next.
+      cleared = await api.put(`/orgs/${org.id}/default-policy`, { policy_id: null });
+    }
+    expect(cleared.status).toBe(200);
+    expect((await monitorUnder('000000000000000000000001')).body.policy_id).toBe(
       '000000000000000000000001',
     );
   });
@@ -292,7 +317,7 @@ describe('activity and bypass', () => {
         metadata: { session: 'abc' },
       })
     ).body;
-    const act = readActivity(server.dataDir, b.activity_id)!;
+    const act = await activity(b.activity_id);
     expect(act).toMatchObject({
       id: b.activity_id,
       endpoint: 'monitor',
@@ -322,7 +347,7 @@ describe('activity and bypass', () => {
     ).body;
     expect(b.violation).toBe(0);
     expect(b.violated_rules).toEqual([]);
-    const act = readActivity(server.dataDir, b.activity_id)!;
+    const act = await activity(b.activity_id);
     expect(act.pre_analysis.violation).toBeGreaterThanOrEqual(0.5);
     expect(act.blocked).toBe(false);
     expect(act.metadata).toMatchObject({ guard_bypass: 'true', bypassed: true });
@@ -347,7 +372,8 @@ describe('reasoning modes', () => {
   });
 });
 
-describe('with a judge model', () => {
+// Starts its own server pointed at a fake judge: skipped against E2E_BASE_URL.
+describe.skipIf(!!process.env.E2E_BASE_URL)('with a judge model', () => {
   let judge: FakeJudge;
   let jserver: GuardServer;
   let japi: Client;

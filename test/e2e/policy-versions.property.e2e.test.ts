@@ -1,16 +1,16 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, startGuard, type Client, type GuardServer } from './support/guard-server.js';
+import { client, targetServer, type Client, type TargetServer } from './support/guard-server.js';
 
 /**
  * A random sequence of creates and updates over several policies; afterwards every recorded
  * version must read back exactly the state its policy had right after that step.
  */
-let server: GuardServer;
+let server: TargetServer;
 let api: Client;
 
 beforeAll(async () => {
-  server = await startGuard({ env: { GUARD_ACCESS_LOG: 'false' } });
+  server = await targetServer({ env: { GUARD_ACCESS_LOG: 'false' } });
   api = client(server.url, server.adminKey);
 });
 afterAll(async () => {

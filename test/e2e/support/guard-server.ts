@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,6 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const MAIN = path.join(ROOT, 'services/standalone/dist/main.js');
-const CLI = path.join(ROOT, 'services/standalone/dist/cli.js');
 
 export interface GuardServer {
   url: string;
@@ -17,8 +16,6 @@ export interface GuardServer {
   process: ChildProcess;
   logs: string[];
   stop: () => Promise<number | null>;
-  /** Run the `guard` CLI against this server's data directory; returns parsed --json output. */
-  cli: <T = unknown>(...args: string[]) => T;
 }
 
 export interface StartOptions {
@@ -51,6 +48,9 @@ export async function startGuard(opts: StartOptions = {}): Promise<GuardServer> 
     MODE: 'embedded',
     // One process keeps test servers light; workers.e2e.test.ts covers GUARD_WORKERS > 1.
     GUARD_WORKERS: '1',
+    // Export activity as soon as it is recorded. The suite's activity reads poll
+    // (support/activity-http.ts), so they also hold against a server that settles later.
+    GUARD_ACTIVITY_SETTLE_MS: '0',
     ...opts.env,
   };
   const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -80,16 +80,52 @@ export async function startGuard(opts: StartOptions = {}): Promise<GuardServer> 
       child.once('exit', (code) => resolve(code));
       child.kill('SIGTERM');
     });
-  const cli = <T>(...args: string[]): T => {
-    const r = spawnSync(process.execPath, [CLI, ...args, '--json'], {
-      env: { ...process.env, MODE: 'embedded', GUARD_DATA_DIR: dataDir },
-      encoding: 'utf8',
-    });
-    if (r.status !== 0)
-      throw new Error(`guard ${args.join(' ')} failed (${r.status}): ${r.stdout}${r.stderr}`);
-    return JSON.parse(r.stdout) as T;
+  return { url: `http://127.0.0.1:${port}`, dataDir, adminKey, process: child, logs, stop };
+}
+
+/** The server a test that needs nothing but HTTP talks to. */
+export interface TargetServer {
+  url: string;
+  /** A staff admin key of the `default` org. */
+  adminKey: string;
+  /** True when this is the server at E2E_BASE_URL, not one this suite started. */
+  external: boolean;
+  /** The server started here, for checks on its process, logs or files; undefined if external. */
+  local: GuardServer | undefined;
+  /** Stops a server started here; leaves an external one running. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * The server for tests that only need HTTP. With E2E_BASE_URL and E2E_STAFF_KEY set (a running
+ * deployment and a staff admin key of its `default` org), that server, shared by every file;
+ * otherwise one started here with `opts`, whose env only tunes a server started here. Tests that
+ * must own the process (restart it, signal it, read its logs, start it with an env they depend
+ * on) call startGuard and are skipped when E2E_BASE_URL is set.
+ */
+export async function targetServer(opts: StartOptions = {}): Promise<TargetServer> {
+  const base = process.env.E2E_BASE_URL;
+  if (base) {
+    const key = process.env.E2E_STAFF_KEY;
+    if (!key) throw new Error('E2E_BASE_URL is set without E2E_STAFF_KEY (a staff admin key)');
+    return {
+      url: base.replace(/\/+$/, ''),
+      adminKey: key,
+      external: true,
+      local: undefined,
+      stop: async () => {},
+    };
+  }
+  const server = await startGuard(opts);
+  return {
+    url: server.url,
+    adminKey: server.adminKey,
+    external: false,
+    local: server,
+    stop: async () => {
+      await server.stop();
+    },
   };
-  return { url: `http://127.0.0.1:${port}`, dataDir, adminKey, process: child, logs, stop, cli };
 }
 
 export interface Res<T = unknown> {
@@ -141,38 +177,24 @@ export function client(
 }
 export type Client = ReturnType<typeof client>;
 
-/** A second org with an admin and a member key, made through the CLI. */
-export function makeOrg(
-  server: GuardServer,
-  name: string,
-  kind: 'standard' | 'red_team' = 'standard',
-) {
-  const org = server.cli<{ id: string }>('org', 'create', '--name', name, '--kind', kind);
-  const admin = server.cli<{ key: string; id: string }>(
-    'key',
-    'create',
-    '--org',
-    org.id,
-    '--role',
-    'admin',
-    '--user',
-    `${name}-admin`,
-  );
-  const member = server.cli<{ key: string; id: string }>(
-    'key',
-    'create',
-    '--org',
-    org.id,
-    '--role',
-    'member',
-    '--user',
-    `${name}-member`,
-  );
-  return {
-    orgId: org.id,
-    adminKey: admin.key,
-    adminKeyId: admin.id,
-    memberKey: member.key,
-    memberKeyId: member.id,
-  };
+/**
+ * Calls `read` until `done` holds for its answer or `withinMs` has passed (every 100 ms), and
+ * answers the last answer. For changes that one process applies at once and the others of a
+ * deployment within GUARD_AUTH_CACHE_TTL_MS (orgs, keys and policies are cached per process):
+ * `withinMs` 0 asks once.
+ */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (answer: T) => boolean,
+  withinMs: number,
+): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const answer = await read();
+    if (done(answer) || Date.now() >= deadline) return answer;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
+
+/** How long a change made through one process may take to reach the others of `server`. */
+export const settleWithin = (server: TargetServer): number => (server.external ? 10_000 : 0);

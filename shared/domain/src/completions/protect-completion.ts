@@ -1,7 +1,6 @@
 import { isAbortError } from './abort.js';
 import {
   type ReasoningMode,
-  type ScoreClient,
   type ScoreMessage,
   type ScoreRequest,
   type ScoreResult,

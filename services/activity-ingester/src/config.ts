@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { envBool, envInt, parseEnv } from '@guard/platform';
+
+const list = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string()).min(1, 'expected at least one host:port'));
+
+/**
+ * Every setting of the activity ingester; the only file that reads the environment. Each
+ * variable is described in the service's README.
+ */
+const Env = z.object({
+  PORT: envInt(8090, 0, 65535),
+  // Probes come from the kubelet, over the pod's address; the endpoints answer no data.
+  HOST: z.string().min(1).default('0.0.0.0'),
+  GUARD_LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info'),
+  KAFKA_BROKERS: list,
+  KAFKA_CLIENT_ID: z.string().min(1).default('guard-activity-ingester'),
+  KAFKA_ACTIVITY_TOPIC: z.string().min(1).default('guard.activity.v1'),
+  KAFKA_ACTIVITY_DLQ_TOPIC: z.string().min(1).optional(),
+  KAFKA_CONSUMER_GROUP: z.string().min(1).default('guard-activity-ingester'),
+  KAFKA_SESSION_TIMEOUT_MS: envInt(30_000, 6_000, 300_000),
+  KAFKA_CREATE_TOPICS: envBool(true),
+  KAFKA_ACTIVITY_PARTITIONS: envInt(6, 1, 10_000),
+  INGESTER_PARTITIONS_CONCURRENCY: envInt(4, 1, 1_000),
+  INGESTER_CHUNK_SIZE: envInt(1000, 1, 100_000),
+  CASSANDRA_CONTACT_POINTS: list,
+  CASSANDRA_LOCAL_DC: z.string().min(1).default('datacenter1'),
+  CASSANDRA_KEYSPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,47}$/, 'expected a lowercase Cassandra identifier')
+    .default('guard'),
+  GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 1, 36_500),
+});
+
+export interface IngesterConfig {
+  port: number;
+  host: string;
+  logLevel: string;
+  kafka: {
+    brokers: string[];
+    clientId: string;
+    topic: string;
+    dlqTopic: string;
+    groupId: string;
+    sessionTimeoutMs: number;
+    createTopics: boolean;
+    partitions: number;
+  };
+  partitionsConcurrency: number;
+  chunkSize: number;
+  cassandra: { contactPoints: string[]; localDataCenter: string; keyspace: string };
+  retentionSeconds: number;
+}
+
+export function loadConfig(env: Record<string, string | undefined>): IngesterConfig {
+  const e = parseEnv(Env, env);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    logLevel: e.GUARD_LOG_LEVEL,
+    kafka: {
+      brokers: e.KAFKA_BROKERS,
+      clientId: e.KAFKA_CLIENT_ID,
+      topic: e.KAFKA_ACTIVITY_TOPIC,
+      dlqTopic: e.KAFKA_ACTIVITY_DLQ_TOPIC ?? `${e.KAFKA_ACTIVITY_TOPIC}.dlq`,
+      groupId: e.KAFKA_CONSUMER_GROUP,
+      sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
+      createTopics: e.KAFKA_CREATE_TOPICS,
+      partitions: e.KAFKA_ACTIVITY_PARTITIONS,
+    },
+    partitionsConcurrency: e.INGESTER_PARTITIONS_CONCURRENCY,
+    chunkSize: e.INGESTER_CHUNK_SIZE,
+    cassandra: {
+      contactPoints: e.CASSANDRA_CONTACT_POINTS,
+      localDataCenter: e.CASSANDRA_LOCAL_DC,
+      keyspace: e.CASSANDRA_KEYSPACE,
+    },
+    retentionSeconds: e.GUARD_ACTIVITY_RETENTION_DAYS * 86_400,
+  };
+}

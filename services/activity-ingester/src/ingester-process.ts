@@ -1,0 +1,69 @@
+import { Client } from 'cassandra-driver';
+import { Kafka } from 'kafkajs';
+import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-activity-store';
+import { migrateCassandra } from '@guard/adapters/cassandra/migrate';
+import { kafkaLogCreator } from '@guard/adapters/kafka/kafka-log';
+import type { Lifecycle, Logger } from '@guard/platform';
+import { ActivityIngester } from './activity-ingester.js';
+import type { IngesterConfig } from './config.js';
+import { startHealthServer, type RunningHealthServer } from './health-server.js';
+
+export interface RunningIngester {
+  ingester: ActivityIngester;
+  health: RunningHealthServer;
+}
+
+/**
+ * The composition root of the ingester role: Cassandra (migrated) behind the ActivityStore port,
+ * the Kafka consumer, and the probe server. Every piece is registered with `lifecycle`, so a
+ * stop closes them in reverse: the consumer finishes its batches and commits, then the probe
+ * server and the Cassandra session close.
+ */
+export async function startIngesterProcess(
+  config: IngesterConfig,
+  logger: Logger,
+  lifecycle: Lifecycle,
+): Promise<RunningIngester> {
+  const cassandra = new Client({
+    contactPoints: config.cassandra.contactPoints,
+    localDataCenter: config.cassandra.localDataCenter,
+  });
+  await cassandra.connect();
+  lifecycle.onClose('cassandra', () => cassandra.shutdown());
+  const migrated = await migrateCassandra(cassandra, { keyspace: config.cassandra.keyspace });
+  logger.info({ ...migrated }, 'cassandra schema up to date');
+  const store = new CassandraActivityStore(cassandra, {
+    keyspace: config.cassandra.keyspace,
+    ttlSeconds: config.retentionSeconds,
+  });
+
+  const kafka = new Kafka({
+    clientId: config.kafka.clientId,
+    brokers: config.kafka.brokers,
+    logCreator: kafkaLogCreator(logger),
+  });
+  const ingester = new ActivityIngester({
+    kafka,
+    store,
+    logger,
+    topic: config.kafka.topic,
+    dlqTopic: config.kafka.dlqTopic,
+    groupId: config.kafka.groupId,
+    sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+    chunkSize: config.chunkSize,
+    partitionsConsumedConcurrently: config.partitionsConcurrency,
+  });
+
+  const health = await startHealthServer(ingester, config.port, config.host);
+  lifecycle.onClose('health server', health.close);
+  logger.info({ url: health.url }, 'probes listening');
+
+  if (config.kafka.createTopics) await ingester.ensureTopics(config.kafka.partitions);
+  lifecycle.onClose('ingester', () => ingester.stop());
+  await ingester.start();
+  logger.info(
+    { topic: ingester.topic, dlqTopic: ingester.dlqTopic, groupId: ingester.groupId },
+    'consuming activity',
+  );
+  return { ingester, health };
+}
