@@ -38,7 +38,8 @@ const Env = z.object({
     .string()
     .regex(/^[a-z][a-z0-9_]{0,47}$/, 'expected a lowercase Cassandra identifier')
     .default('guard'),
-  GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 1, 36_500),
+  // 0 keeps activity forever; Cassandra's longest TTL is 20 years.
+  GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 7300),
 });
 
 export interface IngesterConfig {

@@ -79,7 +79,17 @@ const Env = z.object({
   GUARD_STREAM_OVERLAP_CHARS: envInt(100, 0, 100_000),
   GUARD_OUTPUT_CONTEXT_CHARS: envInt(1000, 0, 1_000_000),
   GUARD_ACTIVITY_SETTLE_MS: envInt(2000, 0, 3_600_000),
-  GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 36_500),
+  GUARD_ACTIVITY_PIPELINE: z.enum(['sqlite', 'kafka']).default('sqlite'),
+  KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
+  KAFKA_ACTIVITY_TOPIC: z.string().min(1).default('guard.activity.v1'),
+  CASSANDRA_CONTACT_POINTS: z.string().default('127.0.0.1:9042'),
+  CASSANDRA_LOCAL_DC: z.string().min(1).default('datacenter1'),
+  CASSANDRA_KEYSPACE: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,47}$/, 'a Cassandra keyspace name: lower case letters, digits, _')
+    .default('guard'),
+  // Cassandra's longest TTL is 20 years.
+  GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 7300),
   GUARD_BOOTSTRAP_ADMIN_KEY: z.preprocess(
     (v) => (v === '' ? undefined : v),
     z.string().min(20).max(256).optional(),
@@ -120,6 +130,18 @@ export interface StandaloneConfig {
   activitySettleMs: number;
   /** Days activity is kept; 0 keeps it forever. */
   activityRetentionDays: number;
+  /**
+   * Where activity goes: `sqlite` (the embedded store) or `kafka` (published to Kafka for the
+   * activity ingester, exported from the Cassandra tables it writes).
+   */
+  activityPipeline:
+    | { kind: 'sqlite' }
+    | {
+        kind: 'kafka';
+        brokers: string[];
+        topic: string;
+        cassandra: { contactPoints: string[]; localDataCenter: string; keyspace: string };
+      };
 }
 
 export function loadConfig(
@@ -187,7 +209,27 @@ export function loadConfig(
     outputContextChars: e.GUARD_OUTPUT_CONTEXT_CHARS,
     activitySettleMs: e.GUARD_ACTIVITY_SETTLE_MS,
     activityRetentionDays: e.GUARD_ACTIVITY_RETENTION_DAYS,
+    activityPipeline:
+      e.GUARD_ACTIVITY_PIPELINE === 'sqlite'
+        ? { kind: 'sqlite' }
+        : {
+            kind: 'kafka',
+            brokers: list(e.KAFKA_BROKERS),
+            topic: e.KAFKA_ACTIVITY_TOPIC,
+            cassandra: {
+              contactPoints: list(e.CASSANDRA_CONTACT_POINTS),
+              localDataCenter: e.CASSANDRA_LOCAL_DC,
+              keyspace: e.CASSANDRA_KEYSPACE,
+            },
+          },
   };
+}
+
+function list(v: string): string[] {
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 const RoutesFile = z.strictObject({

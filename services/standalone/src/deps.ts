@@ -18,7 +18,16 @@ import {
   type ScoreEngine,
 } from '@guard/scoring';
 import type { ApiDeps } from '@guard/api';
-import { cachingApiKeyStore, CachingOrgStore, cachingPolicyStore } from '@guard/domain';
+import { Client as CassandraClient } from 'cassandra-driver';
+import { KafkaActivitySink } from '@guard/adapters/kafka/kafka-activity-sink';
+import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-activity-store';
+import {
+  cachingApiKeyStore,
+  CachingOrgStore,
+  cachingPolicyStore,
+  type ActivitySink,
+  type ActivityStore,
+} from '@guard/domain';
 import type { StandaloneConfig } from './config.js';
 
 export const VERSION = '0.1.0';
@@ -88,6 +97,53 @@ export function openEmbeddedStores(dbFile: string): EmbeddedStores {
   };
 }
 
+interface ActivityPipeline {
+  sink: ActivitySink;
+  store: ActivityStore;
+  close: () => Promise<void>;
+}
+
+/**
+ * Where decisions are recorded and exported from: the embedded SQLite store (batched writes), or
+ * Kafka for the activity ingester, with export read from the Cassandra tables the ingester writes.
+ */
+function buildActivityPipeline(
+  config: StandaloneConfig,
+  sqlite: SqliteActivityStore,
+  logger: Logger,
+): ActivityPipeline {
+  const p = config.activityPipeline;
+  if (p.kind === 'sqlite')
+    return {
+      store: sqlite,
+      sink: new BatchingActivitySink(sqlite, 1000, (err, activityId) => {
+        logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
+      }),
+      close: async () => undefined,
+    };
+  const sink = new KafkaActivitySink({
+    brokers: p.brokers,
+    clientId: `guard-api-${process.pid}`,
+    topic: p.topic,
+    logger,
+  });
+  const cassandra = new CassandraClient({
+    contactPoints: p.cassandra.contactPoints,
+    localDataCenter: p.cassandra.localDataCenter,
+  });
+  return {
+    sink,
+    store: new CassandraActivityStore(cassandra, {
+      keyspace: p.cassandra.keyspace,
+      ttlSeconds: config.activityRetentionDays * 86_400,
+    }),
+    close: async () => {
+      await sink.close();
+      await cassandra.shutdown();
+    },
+  };
+}
+
 /** The domain's id and clock, for every verb of this process. */
 export const embeddedIds = { newId: () => newId(), now: () => new Date() };
 
@@ -95,6 +151,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
   const { db, orgs, keys, policies, activities } = openEmbeddedStores(config.dbFile);
   const ping = db.prepare('SELECT 1');
   const scoring = buildEngine(config);
+  const pipeline = buildActivityPipeline(config, activities, logger);
   const upstream = createHttpUpstream({
     headersTimeoutMs: config.upstreamTimeoutMs,
     bodyTimeoutMs: config.upstreamIdleTimeoutMs,
@@ -120,10 +177,8 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     keys: config.authCacheTtlMs > 0 ? cachingApiKeyStore(keys, config.authCacheTtlMs) : keys,
     policies:
       config.authCacheTtlMs > 0 ? cachingPolicyStore(policies, config.authCacheTtlMs) : policies,
-    activities,
-    activitySink: new BatchingActivitySink(activities, 1000, (err, activityId) => {
-      logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
-    }),
+    activities: pipeline.store,
+    activitySink: pipeline.sink,
     engine: scoring.engine,
     upstream,
     upstreamRouting: config.upstream,
@@ -136,6 +191,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     closeEngine: async () => {
       await scoring.close();
       await upstream.close();
+      await pipeline.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '@guard/platform';
 import { openEmbeddedStores } from './deps.js';
+import type { StandaloneConfig } from './config.js';
 
 const HOUR = 3_600_000;
 
@@ -9,11 +10,13 @@ const HOUR = 3_600_000;
  * workers), on its own connection. Returns a stop function.
  */
 export function startRetention(
-  config: { dbFile: string; activityRetentionDays: number },
+  config: Pick<StandaloneConfig, 'dbFile' | 'activityRetentionDays' | 'activityPipeline'>,
   logger: Logger,
   now: () => number = Date.now,
 ): () => void {
-  if (config.activityRetentionDays <= 0) return () => undefined;
+  // Cassandra keeps activity with a TTL; the sweeper is for the embedded store only.
+  if (config.activityRetentionDays <= 0 || config.activityPipeline.kind !== 'sqlite')
+    return () => undefined;
   const { db, activities } = openEmbeddedStores(config.dbFile);
   const keepMs = config.activityRetentionDays * 24 * HOUR;
   const sweep = () => {
