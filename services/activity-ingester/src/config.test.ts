@@ -43,7 +43,7 @@ describe('ingester config', () => {
       loadConfig({
         KAFKA_BROKERS: ' , ',
         CASSANDRA_KEYSPACE: 'Bad-Name',
-        GUARD_ACTIVITY_RETENTION_DAYS: '0',
+        GUARD_ACTIVITY_RETENTION_DAYS: '8000',
       }),
     ).toThrow(
       /KAFKA_BROKERS[\s\S]*CASSANDRA_CONTACT_POINTS[\s\S]*CASSANDRA_KEYSPACE[\s\S]*GUARD_ACTIVITY_RETENTION_DAYS/,
