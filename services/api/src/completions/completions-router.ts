@@ -1,7 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { ValidationError } from '@guard/platform';
 import {
-  isAbortError,
   protectCompletion,
   UpstreamFailure,
   type CompletionDeps,
@@ -177,8 +176,9 @@ function handler(
         signal: clientGone.signal,
       });
     } catch (err) {
+      // A client that went away cancelled the call: there is no one left to answer.
+      if (clientGone.signal.aborted) return void res.end();
       if (err instanceof UpstreamFailure) return answerUpstreamFailure(res, err);
-      if (isAbortError(err) && clientGone.signal.aborted) return void res.end();
       throw err;
     }
 

@@ -526,6 +526,25 @@ describe('per-call overrides and cancellation', () => {
     expect(answer.choices[0]?.finish_reason, JSON.stringify(answer.guard)).toBe('stop');
   });
 
+  it('a client that goes away before the provider answered cancels the call, quietly, and it is recorded', async () => {
+    fake.script({ text: 'too late', delayMs: 1500 });
+    const ac = new AbortController();
+    const pending = fetch(`${base}/chat/completions`, {
+      method: 'POST',
+      signal: ac.signal,
+      headers: { authorization: `Bearer ${api.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: userTurn }),
+    }).catch(() => null);
+    await expect.poll(() => fake.requests.length).toBe(1);
+    ac.abort();
+    await pending;
+    await expect.poll(() => fake.requests[0]?.aborted, { timeout: 5000 }).toBe(true);
+    await expect
+      .poll(async () => (await newestActivity())?.metadata.upstream_error)
+      .toEqual({ status: null, message: 'cancelled: the client went away' });
+    expect(api.logs.filter((l) => l.includes('"level":50'))).toEqual([]);
+  });
+
   it('a client that goes away mid-stream cancels the provider call, and the call is still recorded', async () => {
     const text = 'word '.repeat(200);
     fake.script({ text, chunks: text.match(/.{1,10}/g)!, chunkDelayMs: 20 });

@@ -268,7 +268,10 @@ export async function protectCompletion(
         ? { status: err.status, message: err.message }
         : {
             status: null,
-            message: isAbortError(err) ? 'cancelled: the client went away' : String(err),
+            message:
+              input.signal.aborted || isAbortError(err)
+                ? 'cancelled: the client went away'
+                : String(err),
           };
     await record({ pre, post: null, blocked: null, extra: { upstream_error: upstream } });
     throw err;

@@ -8,10 +8,28 @@ export class ScoreDeadlineError extends Error {
   }
 }
 
-/** The deadline of one call, combined with any signal the caller brings. */
-export function deadlineSignal(timeoutMs: number, signal?: AbortSignal): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return signal ? AbortSignal.any([timeout, signal]) : timeout;
+/**
+ * The deadline of one call, combined with any signal the caller brings. `clear` must be called
+ * when the call ends: unlike `AbortSignal.timeout`, the timer is then dropped instead of firing
+ * (and allocating an abort) long after every call it was made for has answered.
+ */
+export function deadlineSignal(
+  timeoutMs: number,
+  signal?: AbortSignal,
+): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new ScoreDeadlineError(timeoutMs)), timeoutMs);
+  timer.unref();
+  const onCaller = () => controller.abort(signal?.reason);
+  if (signal?.aborted) onCaller();
+  else signal?.addEventListener('abort', onCaller, { once: true });
+  return {
+    signal: controller.signal,
+    clear: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onCaller);
+    },
+  };
 }
 
 /**
@@ -22,7 +40,7 @@ export function deadlineSignal(timeoutMs: number, signal?: AbortSignal): AbortSi
 export function withDeadline(engine: ScoreEngine, timeoutMs: number): ScoreEngine {
   return {
     score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult> {
-      const deadline = deadlineSignal(timeoutMs, signal);
+      const { signal: deadline, clear } = deadlineSignal(timeoutMs, signal);
       return new Promise<ScoreResult>((resolve, reject) => {
         const onAbort = () =>
           reject(signal?.aborted ? signal.reason : new ScoreDeadlineError(timeoutMs));
@@ -31,7 +49,10 @@ export function withDeadline(engine: ScoreEngine, timeoutMs: number): ScoreEngin
         engine
           .score(request, deadline)
           .then(resolve, reject)
-          .finally(() => deadline.removeEventListener('abort', onAbort));
+          .finally(() => {
+            deadline.removeEventListener('abort', onAbort);
+            clear();
+          });
       });
     },
   };

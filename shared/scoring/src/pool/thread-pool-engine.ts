@@ -37,7 +37,7 @@ export function createThreadPoolEngine(options: ThreadPoolEngineOptions): Thread
   let timedOut = 0;
   return {
     async score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult> {
-      const deadline = deadlineSignal(options.timeoutMs, signal);
+      const { signal: deadline, clear } = deadlineSignal(options.timeoutMs, signal);
       try {
         return await pool.run(request, { signal: deadline });
       } catch (err) {
@@ -46,6 +46,8 @@ export function createThreadPoolEngine(options: ThreadPoolEngineOptions): Thread
           throw new ScoreDeadlineError(options.timeoutMs);
         }
         throw err;
+      } finally {
+        clear();
       }
     },
     close: () => pool.close(),
