@@ -137,7 +137,10 @@ describe('activity through Kafka, the ingester and Cassandra', () => {
         do {
           const page: {
             status: number;
-            body: { activities: { id: string; org_id: string }[]; next_cursor: string | null };
+            body: {
+              activities: { id: string; org_id: string; alarm: boolean }[];
+              next_cursor: string | null;
+            };
           } = await call(
             'GET',
             `/activity/export?limit=7${cursor ? `&cursor=${cursor}` : ''}`,

@@ -10,6 +10,7 @@ import {
   type ScriptedHttpServer,
 } from '../../testing/scripted-http-server.js';
 import { anthropicMessages } from './anthropic-messages.js';
+import { encodeWith, validationIssues } from '../../testing/wire-kit.js';
 
 const BLOCK_MESSAGE = "Sorry, I can't help with that.";
 
@@ -67,20 +68,13 @@ function fold(events: StreamEvent[]) {
 }
 
 function encodeStream(events: StreamEvent[], blocked?: string): string {
-  const enc = anthropicMessages.streamEncoder({ sse: true });
-  let out = events.map((e) => enc.event(e)).join('');
-  if (blocked !== undefined) out += enc.blocked({ type: 'blocked', message: blocked, usage: null });
-  return out + enc.end();
+  const ending =
+    blocked === undefined ? [] : [{ type: 'blocked' as const, message: blocked, usage: null }];
+  return encodeWith(anthropicMessages, [...events, ...ending]);
 }
 
 function validationLocs(body: unknown): (string | number)[][] {
-  try {
-    anthropicMessages.parseRequest(body, {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ValidationError);
-    return (err as ValidationError).issues.map((i) => i.loc);
-  }
-  throw new Error('the request was accepted');
+  return validationIssues(() => anthropicMessages.parseRequest(body, {})).map((i) => i.loc);
 }
 
 describe('anthropic messages: requests', () => {

@@ -1,6 +1,5 @@
 import { GoogleGenAI } from '@google/genai';
 import type { CanonicalResponse, StreamEvent } from '@guard/domain';
-import { ValidationError } from '@guard/platform';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   collect,
@@ -10,6 +9,7 @@ import {
   type ScriptedHttpServer,
 } from '../../testing/scripted-http-server.js';
 import { gemini } from './gemini.js';
+import { encodeWith, validationIssues } from '../../testing/wire-kit.js';
 
 const BLOCK_MESSAGE = "Sorry, I can't help with that.";
 const BLOCKED_RATING = {
@@ -50,21 +50,15 @@ const streamed: StreamEvent[] = [
 ];
 
 function encodeStream(events: StreamEvent[], opts: { sse: boolean; blocked?: string }): string {
-  const enc = gemini.streamEncoder({ sse: opts.sse });
-  let out = events.map((e) => enc.event(e)).join('');
-  if (opts.blocked !== undefined)
-    out += enc.blocked({ type: 'blocked', message: opts.blocked, usage: null });
-  return out + enc.end();
+  const ending =
+    opts.blocked === undefined
+      ? []
+      : [{ type: 'blocked' as const, message: opts.blocked, usage: null }];
+  return encodeWith(gemini, [...events, ...ending], { sse: opts.sse });
 }
 
 function validationLocs(body: unknown, ctx = { model: 'gemini-2.5-flash' }): (string | number)[][] {
-  try {
-    gemini.parseRequest(body, ctx);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ValidationError);
-    return (err as ValidationError).issues.map((i) => i.loc);
-  }
-  throw new Error('the request was accepted');
+  return validationIssues(() => gemini.parseRequest(body, ctx)).map((i) => i.loc);
 }
 
 describe('gemini: requests', () => {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { ValidationError } from '@guard/platform';
 import type { BlockedEnding, CanonicalResponse, StreamEvent } from '@guard/domain';
 import {
   collect,
@@ -9,24 +8,12 @@ import {
   startScriptedHttpServer,
   type ScriptedHttpServer,
 } from '../../testing/scripted-http-server.js';
+import { encodeWith, validationIssues } from '../../testing/wire-kit.js';
 import { openaiChat } from './openai-chat.js';
-
-function validationIssues(fn: () => unknown): { loc: (string | number)[]; type: string }[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ValidationError);
-    return (err as ValidationError).issues.map(({ loc, type }) => ({ loc, type }));
-  }
-  throw new Error('expected a validation error');
-}
 
 /** Everything an encoder writes for a sequence of events, then its ending. */
 function encodeStream(events: (StreamEvent | BlockedEnding)[]): string {
-  const enc = openaiChat.streamEncoder({ sse: true });
-  let out = '';
-  for (const e of events) out += e.type === 'blocked' ? enc.blocked(e) : enc.event(e);
-  return out + enc.end();
+  return encodeWith(openaiChat, events);
 }
 
 const meta = { id: 'chatcmpl-abc123', model: 'gpt-4o-mini', created: 1_722_000_000 };

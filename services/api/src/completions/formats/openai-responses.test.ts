@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { ValidationError } from '@guard/platform';
 import type { BlockedEnding, CanonicalResponse, StreamEvent } from '@guard/domain';
 import {
   collect,
@@ -9,23 +8,11 @@ import {
   startScriptedHttpServer,
   type ScriptedHttpServer,
 } from '../../testing/scripted-http-server.js';
+import { encodeWith, validationIssues } from '../../testing/wire-kit.js';
 import { openaiResponses } from './openai-responses.js';
 
-function validationIssues(fn: () => unknown): { loc: (string | number)[]; type: string }[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ValidationError);
-    return (err as ValidationError).issues.map(({ loc, type }) => ({ loc, type }));
-  }
-  throw new Error('expected a validation error');
-}
-
 function encodeStream(events: (StreamEvent | BlockedEnding)[]): string {
-  const enc = openaiResponses.streamEncoder({ sse: true });
-  let out = '';
-  for (const e of events) out += e.type === 'blocked' ? enc.blocked(e) : enc.event(e);
-  return out + enc.end();
+  return encodeWith(openaiResponses, events);
 }
 
 /** The `data` of each SSE message, parsed, with its `event:` name beside it. */
