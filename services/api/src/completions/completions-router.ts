@@ -210,7 +210,7 @@ function handler(
         ? format.blockedResponse(outcome.response, outcome.message, outcome.response.usage)
         : format.surface === 'responses'
           ? { ...outcome.raw, ...responsesExtras(format, outcome.response, outcome.raw) }
-          : outcome.raw;
+          : onlyFirstAnswer(outcome.raw);
       res.json(withGuard(body, outcome.report, call.guard.monitor_details));
       return;
     }
@@ -241,6 +241,18 @@ function handler(
       req.ctx.logger.error({ err }, 'recording the activity of a stream failed'),
     );
   };
+}
+
+/**
+ * Only the first choice (chat) or candidate (Gemini) was checked: a provider that sends more
+ * than asked for never gets the others past the guard.
+ */
+export function onlyFirstAnswer(raw: Record<string, unknown>): Record<string, unknown> {
+  for (const key of ['choices', 'candidates'] as const) {
+    const list = raw[key];
+    if (Array.isArray(list) && list.length > 1) return { ...raw, [key]: list.slice(0, 1) };
+  }
+  return raw;
 }
 
 /** The Responses body also carries the interface's `choices` and OpenAI-chat-style `usage` fields. */

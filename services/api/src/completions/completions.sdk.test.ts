@@ -5,6 +5,7 @@ import { GoogleGenAI } from '@google/genai';
 import { startFakeProvider, type FakeProvider } from '../../../../test/support/fake-provider.js';
 import { startInProcessApi, type InProcessApi } from '../testing/in-process.js';
 import { chatStreamText } from '../testing/chat-stream.js';
+import { onlyFirstAnswer } from './completions-router.js';
 
 /**
  * The protected completion endpoints, driven by the official OpenAI, Anthropic and Google SDKs
@@ -487,6 +488,25 @@ describe('per-call overrides and cancellation', () => {
     const body = await res.text();
     expect(body).not.toContain('harmless opening');
     expect(body).toContain('"finish_reason":"content_filter"');
+  });
+
+  it('asks for one answer per call: n > 1 and candidateCount > 1 are refused, extra answers dropped', async () => {
+    const chat = await post({ model: 'm', messages: userTurn, n: 2 });
+    expect(chat.status).toBe(422);
+    const gem = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': api.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        generationConfig: { candidateCount: 3 },
+      }),
+    });
+    expect(gem.status).toBe(422);
+    expect(fake.requests).toHaveLength(0);
+    // A provider that answers with more than asked for: only the checked first one is shown.
+    const raw = { id: 'x', choices: [{ index: 0 }, { index: 1 }] };
+    expect(onlyFirstAnswer(raw)).toEqual({ id: 'x', choices: [{ index: 0 }] });
+    expect(onlyFirstAnswer({ candidates: [1, 2, 3] })).toEqual({ candidates: [1] });
   });
 
   it('bad override headers are a 422 naming the header', async () => {

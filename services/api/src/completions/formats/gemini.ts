@@ -164,6 +164,21 @@ function toRawMessages(req: GeminiGenerateRequest): RawMessage[] {
 function parseRequest(body: unknown, ctx: CallContext): ParsedCall {
   const req = parseOrThrow(GeminiGenerateRequest, body, ['body']);
   if (!ctx.model) throw ValidationError.single(['path', 'model'], 'Field required', 'missing');
+  // One candidate per call: an unchecked second candidate would be a way around the guard.
+  for (const [field, config] of [
+    ['generationConfig', req.generationConfig],
+    ['generation_config', req.generation_config],
+  ] as const) {
+    for (const key of ['candidateCount', 'candidate_count']) {
+      const n = (config as Record<string, unknown> | undefined)?.[key];
+      if (n !== undefined && n !== null && n !== 1)
+        throw ValidationError.single(
+          ['body', field, key],
+          'the guard checks one candidate per call: send 1 (or leave it out)',
+          'value_error',
+        );
+    }
+  }
 
   const upstreamBody: Record<string, unknown> = { ...(body as Record<string, unknown>) };
   for (const field of GUARD_FIELDS) delete upstreamBody[field];

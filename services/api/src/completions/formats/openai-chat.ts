@@ -79,6 +79,13 @@ export const ChatCompletionRequest = z.looseObject({
   tools: z.array(ChatTool).nullish(),
   /** The deprecated form of `tools`. */
   functions: z.array(FunctionDefinition).nullish(),
+  // One answer per call: every choice would need its own check, and an unchecked second choice
+  // would be a way around the guard.
+  n: z
+    .number()
+    .int()
+    .max(1, { error: 'the guard checks one answer per call: send n 1 (or leave it out)' })
+    .nullish(),
   ...GuardFields,
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
