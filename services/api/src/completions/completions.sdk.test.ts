@@ -490,7 +490,7 @@ describe('per-call overrides and cancellation', () => {
     expect(body).toContain('"finish_reason":"content_filter"');
   });
 
-  it('asks for one answer per call: n > 1 and candidateCount > 1 are refused, extra answers dropped', async () => {
+  it('asks for one text answer per call: n > 1, candidateCount > 1 and non-text output are refused, extra answers dropped', async () => {
     const chat = await post({ model: 'm', messages: userTurn, n: 2 });
     expect(chat.status).toBe(422);
     const gem = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, {
@@ -502,6 +502,17 @@ describe('per-call overrides and cancellation', () => {
       }),
     });
     expect(gem.status).toBe(422);
+    const audio = await post({ model: 'm', messages: userTurn, modalities: ['text', 'audio'] });
+    expect(audio.status).toBe(422);
+    const image = await fetch(`${base}/v1beta/models/gemini-2.5-flash:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': api.adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        generationConfig: { responseModalities: ['TEXT', 'IMAGE'] },
+      }),
+    });
+    expect(image.status).toBe(422);
     expect(fake.requests).toHaveLength(0);
     // A provider that answers with more than asked for: only the checked first one is shown.
     const raw = { id: 'x', choices: [{ index: 0 }, { index: 1 }] };

@@ -169,6 +169,16 @@ function parseRequest(body: unknown, ctx: CallContext): ParsedCall {
     ['generationConfig', req.generationConfig],
     ['generation_config', req.generation_config],
   ] as const) {
+    // Only text can be checked: images or audio would reach the caller unchecked.
+    for (const key of ['responseModalities', 'response_modalities']) {
+      const modalities = (config as Record<string, unknown> | undefined)?.[key];
+      if (Array.isArray(modalities) && modalities.some((m) => String(m).toUpperCase() !== 'TEXT'))
+        throw ValidationError.single(
+          ['body', field, key],
+          'the guard checks text answers only: ask for TEXT alone',
+          'value_error',
+        );
+    }
     for (const key of ['candidateCount', 'candidate_count']) {
       const n = (config as Record<string, unknown> | undefined)?.[key];
       if (n !== undefined && n !== null && n !== 1)

@@ -86,6 +86,14 @@ export const ChatCompletionRequest = z.looseObject({
     .int()
     .max(1, { error: 'the guard checks one answer per call: send n 1 (or leave it out)' })
     .nullish(),
+  // Only text can be checked: audio output would reach the caller unchecked.
+  modalities: z
+    .array(
+      z.literal('text', {
+        error: 'the guard checks text answers only: leave audio out of modalities',
+      }),
+    )
+    .nullish(),
   ...GuardFields,
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
