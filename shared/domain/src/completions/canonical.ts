@@ -41,6 +41,12 @@ export interface AnswerMeta {
 /** A complete (non-streamed) answer. Only the first choice/candidate is carried. */
 export interface CanonicalResponse extends AnswerMeta {
   text: string;
+  /**
+   * Reasoning the provider shows the caller beside the answer (thinking blocks, thought parts,
+   * reasoning summaries): not part of the answer, but checked with it, since it reaches the
+   * caller too.
+   */
+  reasoning?: string | undefined;
   tool_calls: CanonicalToolCall[];
   finish: FinishReason;
   usage: CanonicalUsage | null;

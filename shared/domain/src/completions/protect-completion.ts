@@ -280,10 +280,10 @@ export async function protectCompletion(
   if (reply.kind === 'json') {
     input.signal.removeEventListener('abort', onClientGone);
     const answer = reply.response;
+    // Reasoning the provider shows beside the answer reaches the caller too: checked with it.
+    const shown = answer.reasoning ? `${answer.reasoning}\n\n${answer.text}` : answer.text;
     const post =
-      answer.text || answer.tool_calls.length
-        ? await checkOutput(answer.text, answer.tool_calls)
-        : null;
+      shown || answer.tool_calls.length ? await checkOutput(shown, answer.tool_calls) : null;
     const blocked = post !== null && blocks(post);
     const rep = await record({
       pre,

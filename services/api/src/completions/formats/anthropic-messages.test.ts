@@ -297,6 +297,8 @@ describe('anthropic messages: answers from the provider', () => {
       model: 'claude-sonnet-4-5-20250929',
       created: expect.any(Number),
       text: 'I will look it up. One moment.',
+      // Thinking is not the answer, but the caller sees it: it is checked with it.
+      reasoning: 'The user wants weather.',
       tool_calls: [{ id: 'toolu_01', name: 'get_weather', arguments: '{"city":"Paris"}' }],
       finish: 'tool_calls',
       usage: { input_tokens: 120, output_tokens: 30 },

@@ -11,6 +11,7 @@ import {
   type SseMessage,
   type StreamEvent,
 } from '@guard/domain';
+import { anthropicReasoning } from './reasoning-text.js';
 import { newId, parseOrThrow } from '@guard/platform';
 import { z } from 'zod';
 import { GUARD_ONLY_FIELDS, GuardRequestFields } from '@guard/contracts';
@@ -285,6 +286,7 @@ function decodeResponse(body: unknown): CanonicalResponse {
     usage: msg.usage
       ? { input_tokens: inputTokens(msg.usage), output_tokens: msg.usage.output_tokens ?? 0 }
       : null,
+    reasoning: anthropicReasoning(body),
   };
 }
 

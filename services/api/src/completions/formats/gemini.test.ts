@@ -271,6 +271,8 @@ describe('gemini: answers from the provider', () => {
       model: 'gemini-2.5-flash',
       created: expect.any(Number),
       text: 'I will look it up. One moment.',
+      // Thoughts are not the answer, but the caller sees them: they are checked with it.
+      reasoning: 'Weighing the request…',
       tool_calls: [{ id: 'call_0', name: 'get_weather', arguments: '{"city":"Paris"}' }],
       finish: 'tool_calls',
       usage: { input_tokens: 20, output_tokens: 42 },

@@ -11,6 +11,7 @@ import {
   type SseMessage,
   type StreamEvent,
 } from '@guard/domain';
+import { geminiReasoning } from './reasoning-text.js';
 import { newId, parseOrThrow, ValidationError } from '@guard/platform';
 import { z } from 'zod';
 import { GUARD_ONLY_FIELDS, GuardRequestFields } from '@guard/contracts';
@@ -345,6 +346,7 @@ function decodeResponse(body: unknown): CanonicalResponse {
       calls.length > 0,
     ),
     usage: usageOf(answer.usageMetadata),
+    reasoning: geminiReasoning(body),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chatReasoning } from './reasoning-text.js';
 import { ContentPart, MessageRole } from '@guard/contracts';
 import { parseOrThrow } from '@guard/platform';
 import type {
@@ -227,6 +228,7 @@ function decodeResponse(body: unknown): CanonicalResponse {
     tool_calls: toolCalls,
     finish: finishOf(choice.finish_reason) ?? (toolCalls.length ? 'tool_calls' : 'stop'),
     usage: readUsage(body.usage, 'prompt_tokens', 'completion_tokens'),
+    reasoning: chatReasoning(body),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { responsesReasoning } from './reasoning-text.js';
 import { ContentPart } from '@guard/contracts';
 import { parseOrThrow } from '@guard/platform';
 import type {
@@ -221,6 +222,7 @@ function decodeResponse(body: unknown): CanonicalResponse {
     tool_calls: calls,
     finish: finishOf(body, calls.length > 0),
     usage: readUsage(body.usage, 'input_tokens', 'output_tokens'),
+    reasoning: responsesReasoning(body),
   };
 }
 
