@@ -1,5 +1,4 @@
 import { Router, type Request, type Response } from 'express';
-import { ValidationError } from '@guard/platform';
 import {
   protectCompletion,
   UpstreamFailure,
@@ -11,7 +10,8 @@ import {
 import { requirePrincipal } from '../http/context.js';
 import { objectBody } from '../http/body.js';
 import { standardBody } from '../http/errors.js';
-import type { ParsedCall, StreamEncoder, WireFormat } from './wire-format.js';
+import { checkTextLimits, messagesChars, type TextLimits } from '../http/text-limits.js';
+import type { StreamEncoder, WireFormat } from './wire-format.js';
 import { forwardedHeaders, readOverrides } from './request-overrides.js';
 import type { UpstreamResolver } from './upstream-routing.js';
 import { openaiChat } from './formats/openai-chat.js';
@@ -23,7 +23,7 @@ export interface CompletionsRouteDeps {
   completion: CompletionDeps;
   upstream: UpstreamPort;
   resolveUpstream: UpstreamResolver;
-  limits: { maxMessages: number; maxTextChars: number };
+  limits: TextLimits;
 }
 
 /** The activity `endpoint` of each family. */
@@ -33,33 +33,6 @@ const ENDPOINT = {
   messages: 'messages',
   gemini: 'generate_content',
 } as const;
-
-function textChars(call: ParsedCall): number {
-  let n = 0;
-  for (const m of call.messages) {
-    if (typeof m.content === 'string') n += m.content.length;
-    else if (Array.isArray(m.content))
-      for (const p of m.content) n += typeof p.text === 'string' ? p.text.length : 0;
-    for (const c of m.tool_calls ?? []) n += c.function.arguments?.length ?? 0;
-  }
-  return n;
-}
-
-function checkLimits(call: ParsedCall, limits: CompletionsRouteDeps['limits']): void {
-  if (call.messages.length > limits.maxMessages)
-    throw ValidationError.single(
-      ['body'],
-      `At most ${limits.maxMessages} messages can be checked in one request`,
-      'too_long',
-    );
-  const chars = textChars(call);
-  if (chars > limits.maxTextChars)
-    throw ValidationError.single(
-      ['body'],
-      `At most ${limits.maxTextChars} characters of text can be checked in one request (got ${chars})`,
-      'too_long',
-    );
-}
 
 /** Writes with backpressure: waits for the socket to drain when its buffer is full. */
 async function write(res: Response, chunk: string): Promise<void> {
@@ -120,7 +93,11 @@ function handler(
     const principal = requirePrincipal(req);
     const where = how(req);
     const call = format.parseRequest(objectBody(req), where);
-    checkLimits(call, deps.limits);
+    checkTextLimits(
+      deps.limits,
+      { messages: call.messages.length, chars: messagesChars(call.messages) },
+      { verb: 'checked', messagesLoc: ['body'], charsLoc: ['body'] },
+    );
     const overrides = readOverrides(req);
     const target = deps.resolveUpstream(format.surface, call.model, overrides.upstreamKey);
     const headers = forwardedHeaders(req);
