@@ -185,9 +185,7 @@ function handler(
       res.setHeader('guard-activity-id', outcome.report.activity_id);
       const body = outcome.blocked
         ? format.blockedResponse(outcome.response, outcome.message, outcome.response.usage)
-        : format.surface === 'responses'
-          ? { ...outcome.raw, ...responsesExtras(format, outcome.response, outcome.raw) }
-          : onlyFirstAnswer(outcome.raw);
+        : format.shownAnswer(outcome.raw, outcome.response);
       res.json(withGuard(body, outcome.report, call.guard.monitor_details));
       return;
     }
@@ -218,32 +216,6 @@ function handler(
       req.ctx.logger.error({ err }, 'recording the activity of a stream failed'),
     );
   };
-}
-
-/**
- * Only the first choice (chat) or candidate (Gemini) was checked: a provider that sends more
- * than asked for never gets the others past the guard.
- */
-export function onlyFirstAnswer(raw: Record<string, unknown>): Record<string, unknown> {
-  for (const key of ['choices', 'candidates'] as const) {
-    const list = raw[key];
-    if (Array.isArray(list) && list.length > 1) return { ...raw, [key]: list.slice(0, 1) };
-  }
-  return raw;
-}
-
-/** The Responses body also carries the interface's `choices` and OpenAI-chat-style `usage` fields. */
-function responsesExtras(
-  format: WireFormat,
-  response: Parameters<WireFormat['encodeResponse']>[0],
-  raw: Record<string, unknown>,
-): Record<string, unknown> {
-  const encoded = format.encodeResponse(response);
-  const usage = {
-    ...((raw.usage as Record<string, unknown> | undefined) ?? {}),
-    ...((encoded.usage as Record<string, unknown> | undefined) ?? {}),
-  };
-  return { choices: encoded.choices, usage };
 }
 
 /** The protected completion endpoints, mounted under /guard (and /chat/completions at the root). */

@@ -5,7 +5,8 @@ import { GoogleGenAI } from '@google/genai';
 import { startFakeProvider, type FakeProvider } from '../../../../test/support/fake-provider.js';
 import { startInProcessApi, type InProcessApi } from '../testing/in-process.js';
 import { chatStreamText } from '../testing/chat-stream.js';
-import { onlyFirstAnswer } from './completions-router.js';
+import { openaiChat } from './formats/openai-chat.js';
+import { gemini } from './formats/gemini.js';
 
 /**
  * The protected completion endpoints, driven by the official OpenAI, Anthropic and Google SDKs
@@ -516,8 +517,14 @@ describe('per-call overrides and cancellation', () => {
     expect(fake.requests).toHaveLength(0);
     // A provider that answers with more than asked for: only the checked first one is shown.
     const raw = { id: 'x', choices: [{ index: 0 }, { index: 1 }] };
-    expect(onlyFirstAnswer(raw)).toEqual({ id: 'x', choices: [{ index: 0 }] });
-    expect(onlyFirstAnswer({ candidates: [1, 2, 3] })).toEqual({ candidates: [1] });
+    const checked = openaiChat.decodeResponse({
+      id: 'x',
+      choices: [
+        { index: 0, message: { role: 'assistant', content: 'first' }, finish_reason: 'stop' },
+      ],
+    });
+    expect(openaiChat.shownAnswer(raw, checked)).toEqual({ id: 'x', choices: [{ index: 0 }] });
+    expect(gemini.shownAnswer({ candidates: [1, 2, 3] }, checked)).toEqual({ candidates: [1] });
   });
 
   it('bad override headers are a 422 naming the header', async () => {

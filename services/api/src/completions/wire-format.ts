@@ -73,6 +73,12 @@ export interface WireFormat {
   decodeResponse(body: unknown): CanonicalResponse;
   /** A provider's stream in this wire (its SSE messages), to canonical events. */
   decodeStream(events: AsyncIterable<SseMessage>): AsyncIterable<StreamEvent>;
+  /**
+   * What of a provider's non-streamed answer is shown to the caller once it passed the checks:
+   * the provider's own body, kept as sent, cut down to what was checked (the first choice or
+   * candidate) and completed with any field this wire's contract adds.
+   */
+  shownAnswer(raw: Record<string, unknown>, checked: CanonicalResponse): Record<string, unknown>;
   /** Canonical to this wire's non-streamed JSON answer (a blocked answer has finish `content_filter`). */
   encodeResponse(r: CanonicalResponse): Record<string, unknown>;
   /** The wire's refusal: what a blocked call answers, with HTTP 200. */

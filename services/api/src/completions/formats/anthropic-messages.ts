@@ -596,4 +596,6 @@ export const anthropicMessages: WireFormat = {
   encodeResponse,
   blockedResponse,
   streamEncoder,
+  // One message, one content list: shown as the provider sent it.
+  shownAnswer: (raw) => raw,
 };

@@ -11,6 +11,7 @@ import {
   type SseMessage,
   type StreamEvent,
 } from '@guard/domain';
+import { firstAnswerOnly } from './first-answer.js';
 import { geminiReasoning } from './reasoning-text.js';
 import { newId, parseOrThrow, ValidationError } from '@guard/platform';
 import { z } from 'zod';
@@ -549,4 +550,5 @@ export const gemini: WireFormat = {
   encodeResponse,
   blockedResponse,
   streamEncoder,
+  shownAnswer: (raw) => firstAnswerOnly(raw, 'candidates'),
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { firstAnswerOnly } from './first-answer.js';
 import { chatReasoning } from './reasoning-text.js';
 import { ContentPart, MessageRole } from '@guard/contracts';
 import { parseOrThrow } from '@guard/platform';
@@ -427,4 +428,5 @@ export const openaiChat: WireFormat = {
   encodeResponse,
   blockedResponse,
   streamEncoder,
+  shownAnswer: (raw) => firstAnswerOnly(raw, 'choices'),
 };

@@ -638,6 +638,19 @@ function streamEncoder(): StreamEncoder {
   };
 }
 
+/** The provider's response, with the interface's `choices` and chat-style `usage` fields added. */
+function shownAnswer(
+  raw: Record<string, unknown>,
+  checked: CanonicalResponse,
+): Record<string, unknown> {
+  const encoded = encodeResponse(checked);
+  const usage = {
+    ...((raw.usage as Record<string, unknown> | undefined) ?? {}),
+    ...((encoded.usage as Record<string, unknown> | undefined) ?? {}),
+  };
+  return { ...raw, choices: encoded.choices, usage };
+}
+
 export const openaiResponses: WireFormat = {
   surface: 'responses',
   parseRequest,
@@ -646,4 +659,5 @@ export const openaiResponses: WireFormat = {
   encodeResponse,
   blockedResponse,
   streamEncoder,
+  shownAnswer,
 };
