@@ -229,10 +229,9 @@ export async function protectCompletion(
 
   // The input check. Without `moderate_before` the model is asked at the same time; nothing it
   // says is looked at, let alone returned, before the input passed.
+  // The model call ends when the client goes away or the guard refuses the input.
   const cancel = new AbortController();
-  const onClientGone = () => cancel.abort(input.signal.reason);
-  if (input.signal.aborted) cancel.abort(input.signal.reason);
-  else input.signal.addEventListener('abort', onClientGone, { once: true });
+  const callSignal = AbortSignal.any([input.signal, cancel.signal]);
   const preRequest: ScoreRequest = {
     ...baseRequest,
     messages,
@@ -242,13 +241,12 @@ export async function protectCompletion(
   };
   let modelCall: Promise<ModelReply> | null = null;
   if (!input.moderate_before) {
-    modelCall = input.callModel(cancel.signal);
+    modelCall = input.callModel(callSignal);
     modelCall.catch(() => undefined); // observed below, or dropped with the call
   }
   const pre = await scoreSafely(deps.engine, preRequest, deps.failMode);
   if (blocks(pre)) {
     cancel.abort(new Error('input blocked by the guard'));
-    input.signal.removeEventListener('abort', onClientGone);
     const rep = await record({ pre, post: null, blocked: 'input' });
     return {
       kind: 'blocked_input',
@@ -260,9 +258,8 @@ export async function protectCompletion(
 
   let reply: ModelReply;
   try {
-    reply = await (modelCall ?? input.callModel(cancel.signal));
+    reply = await (modelCall ?? input.callModel(callSignal));
   } catch (err) {
-    input.signal.removeEventListener('abort', onClientGone);
     const upstream =
       err instanceof UpstreamFailure
         ? { status: err.status, message: err.message }
@@ -278,7 +275,6 @@ export async function protectCompletion(
   }
 
   if (reply.kind === 'json') {
-    input.signal.removeEventListener('abort', onClientGone);
     const answer = reply.response;
     // Reasoning the provider shows beside the answer reaches the caller too: checked with it.
     const shown = answer.reasoning ? `${answer.reasoning}\n\n${answer.text}` : answer.text;
@@ -308,7 +304,6 @@ export async function protectCompletion(
     policy.block_message,
   );
   const settled = moderated.done.then(async (s: StreamSummary) => {
-    input.signal.removeEventListener('abort', onClientGone);
     const post = s.blockedBy ?? mergeChecks(s.checks);
     return record({
       pre,
