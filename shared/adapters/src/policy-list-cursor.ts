@@ -1,3 +1,5 @@
+import { decodeOpaque, encodeOpaque } from '@guard/platform';
+
 /**
  * The position in a policy list (most recently updated first, ties by higher id) after a given
  * policy: its `updated_at` and id. Opaque to callers; shared by the adapters that order by these
@@ -6,16 +8,11 @@
 export type PolicyListKey = readonly [updatedAt: string, id: string];
 
 export function encodePolicyCursor(key: PolicyListKey): string {
-  return Buffer.from(JSON.stringify(key)).toString('base64url');
+  return encodeOpaque(key);
 }
 
 export function decodePolicyCursor(cursor: string): PolicyListKey {
-  let key: unknown;
-  try {
-    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    key = null;
-  }
+  const key = decodeOpaque(cursor);
   if (!Array.isArray(key) || key.length !== 2 || !key.every((k) => typeof k === 'string')) {
     throw new Error('not a policy list cursor');
   }

@@ -4,3 +4,4 @@ export * from './logger.js';
 export * from './config.js';
 export * from './lifecycle.js';
 export * from './validation.js';
+export * from './opaque.js';

@@ -1,4 +1,13 @@
-import { AppError, idAtOrBefore, idFrom, isId, notFound, ValidationError } from '@guard/platform';
+import {
+  AppError,
+  decodeOpaque,
+  encodeOpaque,
+  idAtOrBefore,
+  idFrom,
+  isId,
+  notFound,
+  ValidationError,
+} from '@guard/platform';
 import type { ActivityStore, OrgStore } from '../ports.js';
 import type { Activity, Principal } from '../types.js';
 import { requireAdmin } from '../policies/deps.js';
@@ -41,9 +50,7 @@ const CURSOR_VERSION = 1;
  * that it is refused (422) when presented for another org instead of positioning a read there.
  */
 export function encodeCursor(orgId: string, lastId: string): string {
-  return Buffer.from(JSON.stringify({ v: CURSOR_VERSION, o: orgId, a: lastId })).toString(
-    'base64url',
-  );
+  return encodeOpaque({ v: CURSOR_VERSION, o: orgId, a: lastId });
 }
 
 function badCursor(msg: string): ValidationError {
@@ -51,18 +58,10 @@ function badCursor(msg: string): ValidationError {
 }
 
 export function decodeCursor(orgId: string, cursor: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw badCursor(
-      'is not a cursor this service issued (send the `next_cursor` of a previous page)',
-    );
-  }
-  const c = parsed as { v?: unknown; o?: unknown; a?: unknown };
+  const c = decodeOpaque(cursor) as { v?: unknown; o?: unknown; a?: unknown } | null | undefined;
   if (
-    typeof parsed !== 'object' ||
-    parsed === null ||
+    typeof c !== 'object' ||
+    c === null ||
     c.v !== CURSOR_VERSION ||
     typeof c.o !== 'string' ||
     typeof c.a !== 'string' ||
