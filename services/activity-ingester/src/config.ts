@@ -1,15 +1,5 @@
 import { z } from 'zod';
-import { envBool, envInt, parseEnv } from '@guard/platform';
-
-const list = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
-  .pipe(z.array(z.string()).min(1, 'expected at least one host:port'));
+import { envBool, envHostList, envInt, parseEnv } from '@guard/platform';
 
 /**
  * Every setting of the activity ingester; the only file that reads the environment. Each
@@ -22,7 +12,7 @@ const Env = z.object({
   GUARD_LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info'),
-  KAFKA_BROKERS: list,
+  KAFKA_BROKERS: envHostList(),
   KAFKA_CLIENT_ID: z.string().min(1).default('guard-activity-ingester'),
   KAFKA_ACTIVITY_TOPIC: z.string().min(1).default('guard.activity.v1'),
   KAFKA_ACTIVITY_DLQ_TOPIC: z.string().min(1).optional(),
@@ -32,7 +22,7 @@ const Env = z.object({
   KAFKA_ACTIVITY_PARTITIONS: envInt(6, 1, 10_000),
   INGESTER_PARTITIONS_CONCURRENCY: envInt(4, 1, 1_000),
   INGESTER_CHUNK_SIZE: envInt(1000, 1, 100_000),
-  CASSANDRA_CONTACT_POINTS: list,
+  CASSANDRA_CONTACT_POINTS: envHostList(),
   CASSANDRA_LOCAL_DC: z.string().min(1).default('datacenter1'),
   CASSANDRA_KEYSPACE: z
     .string()

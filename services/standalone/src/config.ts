@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { readFileSync } from 'node:fs';
-import { envBool, envBytes, envInt, parseEnv } from '@guard/platform';
+import { envBool, envBytes, envHostList, envInt, parseEnv } from '@guard/platform';
 import { PROVIDER_KINDS, STREAM_MODES, type StreamModeration } from '@guard/domain';
 import { DEFAULT_BASE_URLS, type UpstreamRoute, type UpstreamRouting } from '@guard/api';
 
@@ -80,9 +80,9 @@ const Env = z.object({
   GUARD_OUTPUT_CONTEXT_CHARS: envInt(1000, 0, 1_000_000),
   GUARD_ACTIVITY_SETTLE_MS: envInt(2000, 0, 3_600_000),
   GUARD_ACTIVITY_PIPELINE: z.enum(['sqlite', 'kafka']).default('sqlite'),
-  KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
+  KAFKA_BROKERS: envHostList('127.0.0.1:9092'),
   KAFKA_ACTIVITY_TOPIC: z.string().min(1).default('guard.activity.v1'),
-  CASSANDRA_CONTACT_POINTS: z.string().default('127.0.0.1:9042'),
+  CASSANDRA_CONTACT_POINTS: envHostList('127.0.0.1:9042'),
   CASSANDRA_LOCAL_DC: z.string().min(1).default('datacenter1'),
   CASSANDRA_KEYSPACE: z
     .string()
@@ -214,22 +214,15 @@ export function loadConfig(
         ? { kind: 'sqlite' }
         : {
             kind: 'kafka',
-            brokers: list(e.KAFKA_BROKERS),
+            brokers: e.KAFKA_BROKERS,
             topic: e.KAFKA_ACTIVITY_TOPIC,
             cassandra: {
-              contactPoints: list(e.CASSANDRA_CONTACT_POINTS),
+              contactPoints: e.CASSANDRA_CONTACT_POINTS,
               localDataCenter: e.CASSANDRA_LOCAL_DC,
               keyspace: e.CASSANDRA_KEYSPACE,
             },
           },
   };
-}
-
-function list(v: string): string[] {
-  return v
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
 }
 
 const RoutesFile = z.strictObject({

@@ -33,6 +33,24 @@ export const envBool = (defaultValue: boolean) =>
 export const envInt = (defaultValue: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(defaultValue);
 
+/**
+ * A comma-separated list of `host:port` addresses (brokers, contact points): at least one. With
+ * a default, an empty value counts as unset.
+ */
+export const envHostList = (defaultValue?: string) =>
+  z.preprocess(
+    (v) => (v === '' && defaultValue !== undefined ? defaultValue : (v ?? defaultValue)),
+    z
+      .string()
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.string()).min(1, 'expected at least one host:port')),
+  );
+
 /** Sizes such as "1mb", "512kb", "1048576". */
 export const envBytes = (defaultValue: number) =>
   z
