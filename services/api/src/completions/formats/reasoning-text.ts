@@ -7,9 +7,7 @@
  * body, defensively: anything unexpected contributes nothing.
  */
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isRecord } from './openai-common.js';
 
 function list(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
