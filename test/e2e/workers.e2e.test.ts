@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { client, startGuard, type GuardServer } from './support/guard-server.js';
 
@@ -13,6 +14,28 @@ const workerPids = (s: GuardServer) => [
       .map((l) => (JSON.parse(l) as { worker: number }).worker),
   ),
 ];
+
+/** One request on a connection of its own, so that successive calls reach different workers. */
+function freshGet(url: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false, headers: { authorization: `Bearer ${key}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      })
+      .on('error', reject);
+  });
+}
+
+/** Worker pids whose access log has a request to `path` after log line `from`. */
+const servedBy = (s: GuardServer, from: number, path: string) =>
+  new Set(
+    s.logs
+      .slice(from)
+      .filter((l) => l.includes(`"path":"${path}"`))
+      .map((l) => (JSON.parse(l) as { worker?: number }).worker)
+      .filter((w) => w !== undefined),
+  );
 
 // Starts its own cluster and kills a worker: skipped against E2E_BASE_URL.
 describe.skipIf(!!process.env.E2E_BASE_URL)('GUARD_WORKERS=2', () => {
@@ -35,6 +58,31 @@ describe.skipIf(!!process.env.E2E_BASE_URL)('GUARD_WORKERS=2', () => {
     expect(server.logs.join('\n')).toContain('worker died; starting a new one');
     for (let i = 0; i < 20; i++)
       expect((await api.get(`/policies/${created.id}`)).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+    server = undefined;
+  });
+
+  it('applies a key revoked through one worker in every worker at once, however long the cache TTL', async () => {
+    server = await startGuard({
+      env: { GUARD_WORKERS: '2', GUARD_AUTH_CACHE_TTL_MS: '600000' },
+    });
+    const api = client(server.url, server.adminKey);
+    const org = (await api.post('/orgs', { name: 'revokers', kind: 'standard' })).body;
+    const made = (
+      await api.post(`/orgs/${org.id}/keys`, { role: 'member', user_id: 'bot', name: 'bot' })
+    ).body;
+    const probe = `${server.url}/policies`;
+    const before = server.logs.length;
+    // Every worker has the key cached...
+    for (let i = 0; i < 30; i++) expect(await freshGet(probe, made.key)).toBe(200);
+    expect(servedBy(server, before, '/policies').size).toBe(2);
+    // ...when one of them revokes it.
+    expect((await api.call('DELETE', `/orgs/${org.id}/keys/${made.id}`)).body.revoked).toBe(true);
+    const after = server.logs.length;
+    const statuses = [];
+    for (let i = 0; i < 30; i++) statuses.push(await freshGet(probe, made.key));
+    expect(new Set(statuses)).toEqual(new Set([401]));
+    expect(servedBy(server, after, '/policies').size).toBe(2);
     expect(await server.stop()).toBe(0);
     server = undefined;
   });

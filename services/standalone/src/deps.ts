@@ -7,6 +7,7 @@ import {
   SqliteApiKeyStore,
   SqliteOrgStore,
   SqlitePolicyStore,
+  sqliteConfigChanges,
   type SqliteDb,
 } from '@guard/adapters';
 import {
@@ -150,6 +151,7 @@ export const embeddedIds = { newId: () => newId(), now: () => new Date() };
 export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): EmbeddedDeps {
   const { db, orgs, keys, policies, activities } = openEmbeddedStores(config.dbFile);
   const ping = db.prepare('SELECT 1');
+  const cached = { changes: sqliteConfigChanges(db) };
   const scoring = buildEngine(config);
   const pipeline = buildActivityPipeline(config, activities, logger);
   const upstream = createHttpUpstream({
@@ -171,12 +173,18 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
       activitySettleMs: config.activitySettleMs,
     },
     logger,
-    // Caching is decided here, once: key and org reads on every request are served from memory
-    // for GUARD_AUTH_CACHE_TTL_MS; writes through these stores apply at once.
-    orgs: config.authCacheTtlMs > 0 ? new CachingOrgStore(orgs, config.authCacheTtlMs) : orgs,
-    keys: config.authCacheTtlMs > 0 ? cachingApiKeyStore(keys, config.authCacheTtlMs) : keys,
+    // Caching is decided here, once: key, org and policy reads on every request are served from
+    // memory for up to GUARD_AUTH_CACHE_TTL_MS; writes through these stores apply at once, and
+    // writes through any other connection to the database (other workers, the CLI) as soon as
+    // the next lookup sees the change counter move.
+    orgs:
+      config.authCacheTtlMs > 0 ? new CachingOrgStore(orgs, config.authCacheTtlMs, cached) : orgs,
+    keys:
+      config.authCacheTtlMs > 0 ? cachingApiKeyStore(keys, config.authCacheTtlMs, cached) : keys,
     policies:
-      config.authCacheTtlMs > 0 ? cachingPolicyStore(policies, config.authCacheTtlMs) : policies,
+      config.authCacheTtlMs > 0
+        ? cachingPolicyStore(policies, config.authCacheTtlMs, cached)
+        : policies,
     activities: pipeline.store,
     activitySink: pipeline.sink,
     engine: scoring.engine,

@@ -12,6 +12,16 @@ export interface OrgStore {
   setDefaultPolicy(id: string, policyId: string | null): Promise<void>;
 }
 
+/**
+ * Says when orgs, keys or policies were changed by someone else (the CLI, another worker, another
+ * pod), so that caches of them can drop what they hold at once instead of waiting for their TTL.
+ * `version()` runs on every cached lookup: it must be cheap and synchronous, and return a new
+ * value after every such change.
+ */
+export interface ConfigChanges {
+  version(): number;
+}
+
 export interface ApiKeyStore {
   create(key: ApiKeyRecord): Promise<void>;
   findByHash(keyHash: string): Promise<ApiKeyRecord | null>;

@@ -89,4 +89,37 @@ describe('caching decorators', () => {
     expect(await policies.get('org-1', p.id)).toBeNull();
     expect(await policies.get('org-2', p.id)).toBeNull();
   });
+
+  it('drop everything they hold when the change signal moves, for changes made around them', async () => {
+    let version = 0;
+    const changes = { version: () => version };
+    const innerOrgs = new MemoryOrgStore();
+    const innerKeys = new MemoryApiKeyStore();
+    const innerPolicies = new MemoryPolicyStore();
+    const orgs = new CachingOrgStore(innerOrgs, 60_000, { changes });
+    const keys = cachingApiKeyStore(innerKeys, 60_000, { changes });
+    const policies = cachingPolicyStore(innerPolicies, 60_000, { changes });
+    const o = anOrg();
+    const k = aKey(o.id);
+    const p = aPolicy(o.id);
+    await innerOrgs.create(o);
+    await innerKeys.create(k);
+    await innerPolicies.insert(p, aVersion(p));
+    expect((await orgs.get(o.id))?.default_policy_id).toBeNull();
+    expect((await keys.findByHash(k.key_hash))?.revoked_at).toBeNull();
+    expect((await policies.get(o.id, p.id))?.description).toBe(p.description);
+
+    // Changed behind the caches' back (another process): still cached until the signal moves.
+    await innerOrgs.setDefaultPolicy(o.id, p.id);
+    await innerKeys.revoke(k.id, new Date().toISOString());
+    const next = { ...p, description: 'changed elsewhere' };
+    expect((await innerPolicies.replace(next, aVersion(next), 0)).ok).toBe(true);
+    expect((await orgs.get(o.id))?.default_policy_id).toBeNull();
+    expect((await keys.findByHash(k.key_hash))?.revoked_at).toBeNull();
+
+    version++;
+    expect((await orgs.get(o.id))?.default_policy_id).toBe(p.id);
+    expect((await keys.findByHash(k.key_hash))?.revoked_at).not.toBeNull();
+    expect((await policies.get(o.id, p.id))?.description).toBe('changed elsewhere');
+  });
 });

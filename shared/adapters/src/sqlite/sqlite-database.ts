@@ -71,6 +71,32 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   // Retention deletes by recording time, in chunks.
   `
   CREATE INDEX activities_created ON activities(created_ms);
+  `, // One counter that every change to orgs, keys and policies bumps, whoever makes it (another
+  // worker, the CLI): caches compare it to drop what they hold (sqliteConfigChanges).
+  `
+  CREATE TABLE config_version (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL
+  );
+  INSERT INTO config_version (id, version) VALUES (1, 0);
+  CREATE TRIGGER orgs_insert_bumps_config AFTER INSERT ON orgs
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER orgs_update_bumps_config AFTER UPDATE ON orgs
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER orgs_delete_bumps_config AFTER DELETE ON orgs
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER api_keys_insert_bumps_config AFTER INSERT ON api_keys
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER api_keys_update_bumps_config AFTER UPDATE ON api_keys
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER api_keys_delete_bumps_config AFTER DELETE ON api_keys
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER policies_insert_bumps_config AFTER INSERT ON policies
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER policies_update_bumps_config AFTER UPDATE ON policies
+    BEGIN UPDATE config_version SET version = version + 1; END;
+  CREATE TRIGGER policies_delete_bumps_config AFTER DELETE ON policies
+    BEGIN UPDATE config_version SET version = version + 1; END;
   `,
 ];
 
@@ -94,4 +120,27 @@ function migrate(db: SqliteDb): void {
       db.pragma(`user_version = ${i + 1}`);
     })();
   }
+}
+
+/**
+ * Changes to orgs, keys and policies made through other connections to the same file (other
+ * server workers, the `guard` CLI), for the caches of the request path. Cheap enough for every
+ * lookup: `PRAGMA data_version` changes only when another connection committed something (an
+ * activity write, say), and only then is the counter the triggers keep read.
+ */
+export function sqliteConfigChanges(db: SqliteDb): { version(): number } {
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  const configVersion = db.prepare('SELECT version FROM config_version WHERE id = 1').pluck();
+  let lastData: unknown;
+  let version = 0;
+  return {
+    version() {
+      const data = dataVersion.get();
+      if (data !== lastData) {
+        lastData = data;
+        version = configVersion.get() as number;
+      }
+      return version;
+    },
+  };
 }

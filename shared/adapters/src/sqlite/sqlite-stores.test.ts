@@ -6,13 +6,16 @@ import { describe, expect, it } from 'vitest';
 import type { Policy, VersionOperation } from '@guard/domain';
 import {
   activityStoreContract,
+  aKey,
+  anActivity,
+  anOrg,
   aPolicy,
   apiKeyStoreContract,
   aVersion,
   orgStoreContract,
   policyStoreContract,
 } from '@guard/testing';
-import { openSqlite, SQLITE_MIGRATIONS } from './sqlite-database.js';
+import { openSqlite, sqliteConfigChanges, SQLITE_MIGRATIONS } from './sqlite-database.js';
 import { SqliteApiKeyStore } from './sqlite-api-key-store.js';
 import { SqliteOrgStore } from './sqlite-org-store.js';
 import { SqlitePolicyStore } from './sqlite-policy-store.js';
@@ -79,6 +82,45 @@ describe('SQLite schema migration', () => {
         'create',
       ]);
       db.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('sqliteConfigChanges', () => {
+  it('moves when another connection changes orgs, keys or policies, and not for activity writes', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-changes-'));
+    try {
+      const file = path.join(dir, 'guard.db');
+      const server = openSqlite(file);
+      const cli = openSqlite(file);
+      const changes = sqliteConfigChanges(server);
+      const seen = [changes.version()];
+      const step = () => {
+        seen.push(changes.version());
+        return seen.at(-1) !== seen.at(-2);
+      };
+      expect(step()).toBe(false);
+
+      const o = anOrg();
+      await new SqliteOrgStore(cli).create(o);
+      expect(step()).toBe(true);
+      await new SqliteActivityStore(cli).record([anActivity(o.id)]);
+      expect(step()).toBe(false);
+      const k = aKey(o.id);
+      await new SqliteApiKeyStore(cli).create(k);
+      expect(step()).toBe(true);
+      await new SqliteApiKeyStore(cli).revoke(k.id, new Date().toISOString());
+      expect(step()).toBe(true);
+      const p = aPolicy(o.id);
+      await new SqlitePolicyStore(cli).insert(p, aVersion(p));
+      expect(step()).toBe(true);
+      await new SqliteOrgStore(cli).setDefaultPolicy(o.id, p.id);
+      expect(step()).toBe(true);
+      expect(step()).toBe(false);
+      server.close();
+      cli.close();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

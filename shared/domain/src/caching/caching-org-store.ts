@@ -1,12 +1,13 @@
-import type { OrgStore } from '../ports.js';
+import type { ConfigChanges, OrgStore } from '../ports.js';
 import type { Org } from '../types.js';
 import { readCache, type ReadCache } from './read-cache.js';
 
 /**
  * Reads of orgs through a short-lived cache: the request path reads the caller's org on every
  * request (authentication, the default policy). A change made in another process (the CLI,
- * another worker, another pod) applies within the TTL; writes made through this store apply at
- * once. Concurrent misses for one org share a single store read.
+ * another worker, another pod) applies as soon as `changes` reports it, or within the TTL
+ * without it; writes made through this store apply at once. Concurrent misses for one org share
+ * a single store read.
  */
 export class CachingOrgStore implements OrgStore {
   private readonly cache: ReadCache<Org>;
@@ -14,9 +15,9 @@ export class CachingOrgStore implements OrgStore {
   constructor(
     private readonly inner: OrgStore,
     ttlMs: number,
-    max = 10_000,
+    options: { max?: number; changes?: ConfigChanges } = {},
   ) {
-    this.cache = readCache(ttlMs, max, (id) => inner.get(id));
+    this.cache = readCache(ttlMs, options.max ?? 10_000, (id) => inner.get(id), options.changes);
   }
 
   get(id: string): Promise<Org | null> {

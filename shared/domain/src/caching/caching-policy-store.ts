@@ -1,19 +1,28 @@
-import type { PolicyStore } from '../ports.js';
+import type { ConfigChanges, PolicyStore } from '../ports.js';
 import { decorate } from './decorate.js';
 import { readCache } from './read-cache.js';
 
 /**
  * Live-policy reads through a short-lived cache: monitor calls read their policies (or the org's
  * default) on every request. Writes through this store drop the entry at once; a change made in
- * another process applies within the TTL. Reads that writes depend on (`getLastState`, used for
- * compare-and-set) always go to the store.
+ * another process as soon as `changes` reports it, or within the TTL without it. Reads that
+ * writes depend on (`getLastState`, used for compare-and-set) always go to the store.
  */
-export function cachingPolicyStore(inner: PolicyStore, ttlMs: number, max = 10_000): PolicyStore {
+export function cachingPolicyStore(
+  inner: PolicyStore,
+  ttlMs: number,
+  options: { max?: number; changes?: ConfigChanges } = {},
+): PolicyStore {
   const key = (orgId: string, id: string) => `${orgId}\u0000${id}`;
-  const cache = readCache(ttlMs, max, (k) => {
-    const [orgId, id] = k.split('\u0000') as [string, string];
-    return inner.get(orgId, id);
-  });
+  const cache = readCache(
+    ttlMs,
+    options.max ?? 10_000,
+    (k) => {
+      const [orgId, id] = k.split('\u0000') as [string, string];
+      return inner.get(orgId, id);
+    },
+    options.changes,
+  );
   const forget = (orgId: string, id: string) => cache.forget(key(orgId, id));
   return decorate(inner, {
     get: (orgId: string, id: string) => cache.get(key(orgId, id)),

@@ -9,6 +9,7 @@ import {
 import type { Activity, Principal } from '../types.js';
 import { toScoreMessages, type InlineRule, type RawMessage } from '../monitor/monitor-input.js';
 import {
+  policyScoreFields,
   resolvePolicies,
   type EffectivePolicy,
   type ThresholdOverrides,
@@ -149,10 +150,7 @@ export async function protectCompletion(
   });
   const streamMode = input.stream_mode ?? policy.stream_mode ?? deps.stream.mode;
   const baseRequest = {
-    rules: policy.rules,
-    thresholds: policy.thresholds,
-    mode: policy.mode,
-    scanners_config: policy.scanners_config,
+    ...policyScoreFields(policy),
     reasoning_mode: input.reasoning_mode ?? 'off',
   } satisfies Omit<ScoreRequest, 'messages' | 'phase' | 'tools'>;
   const context = outputContext(messages, deps.outputContextChars);

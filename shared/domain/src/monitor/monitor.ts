@@ -16,7 +16,7 @@ import {
   type InlineRulesInput,
   type RawMessage,
 } from './monitor-input.js';
-import { resolvePolicies, type EffectivePolicy } from './resolve-policies.js';
+import { policyScoreFields, resolvePolicies, type EffectivePolicy } from './resolve-policies.js';
 import { buildActivity } from './activity-record.js';
 
 export interface MonitorDeps {
@@ -129,10 +129,7 @@ export async function monitor(
   const tools = toToolDefs(input.tools);
   const request: ScoreRequest = {
     messages,
-    rules: policy.rules,
-    thresholds: policy.thresholds,
-    mode: policy.mode,
-    scanners_config: policy.scanners_config,
+    ...policyScoreFields(policy),
     reasoning_mode: input.reasoning_mode ?? 'off',
     ...(tools ? { tools } : {}),
   };

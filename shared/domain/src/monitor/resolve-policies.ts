@@ -1,5 +1,5 @@
 import { notFound } from '@guard/platform';
-import type { ScoreRule, ScoreThresholds } from '../scoring/score-contract.js';
+import type { ScoreRequest, ScoreRule, ScoreThresholds } from '../scoring/score-contract.js';
 import { findPreset, PRESET_POLICIES } from '../presets.js';
 import type { OrgStore, PolicyStore } from '../ports.js';
 import {
@@ -22,6 +22,8 @@ export interface EffectivePolicy {
   block_message: string;
   /** The first policy's `stream_mode`, if it sets one. */
   stream_mode: StreamMode | null;
+  /** See ScoreRequest.policy_revision: set when rules and scanners are the stored policies' own. */
+  policy_revision: string | undefined;
 }
 
 export interface ThresholdOverrides {
@@ -108,6 +110,23 @@ export async function resolvePolicies(
     scanners_config: { ...(first?.scanners_config ?? {}), ...(req.scanner_configs ?? {}) },
     block_message: first?.block_message ?? DEFAULT_BLOCK_MESSAGE,
     stream_mode: first?.stream_mode ?? null,
+    policy_revision:
+      req.inline.length === 0 && req.scanner_configs === undefined
+        ? policies.map((p) => `${p.id}@${p.updated_at}`).join(',')
+        : undefined,
+  };
+}
+
+/** The fields of a score request that come from the policies in force. */
+export function policyScoreFields(
+  policy: EffectivePolicy,
+): Pick<ScoreRequest, 'rules' | 'thresholds' | 'mode' | 'scanners_config' | 'policy_revision'> {
+  return {
+    rules: policy.rules,
+    thresholds: policy.thresholds,
+    mode: policy.mode,
+    scanners_config: policy.scanners_config,
+    ...(policy.policy_revision !== undefined ? { policy_revision: policy.policy_revision } : {}),
   };
 }
 

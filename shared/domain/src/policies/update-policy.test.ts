@@ -13,7 +13,7 @@ import type { PolicyDeps } from './deps.js';
 import { deletePolicy } from './delete-policy.js';
 import { applyPatch, contentOf, type PolicyPatch } from './policy-content.js';
 import { getPolicyAtVersion, listPolicyVersions } from './policy-versions.js';
-import { updatePolicy } from './update-policy.js';
+import { strictlyAfter, updatePolicy } from './update-policy.js';
 import { MAX_POLICY_WRITE_ATTEMPTS } from './write-with-retry.js';
 
 const admin = (userId: string): Principal => ({
@@ -216,5 +216,29 @@ describe('deletePolicy under concurrent writers', () => {
     const before = await getPolicyAtVersion(deps, admin('reader'), created.id, last.id);
     const atDelete = await getPolicyAtVersion(deps, admin('reader'), created.id, versions[0]!.id);
     expect(contentOf(atDelete.policy_state)).toEqual(contentOf(before.policy_state));
+  });
+});
+
+describe('policy revisions', () => {
+  it('give every write its own updated_at, even when the clock stands still', async () => {
+    const frozen = new Date('2026-11-25T12:00:00.000Z');
+    const deps: PolicyDeps = { policies: new MemoryPolicyStore(), newId, now: () => frozen };
+    const created = await createPolicy(deps, admin('u1'), { name: 'p', rules: {} });
+    const seen = [created.updated_at];
+    for (let i = 0; i < 3; i++) {
+      const next = await updatePolicy(deps, admin('u1'), created.id, { description: `v${i}` });
+      seen.push(next.updated_at);
+    }
+    expect(new Set(seen).size).toBe(4);
+    expect([...seen].sort()).toEqual(seen);
+  });
+
+  it('move on with the clock when it has passed the last write', () => {
+    expect(strictlyAfter(new Date('2026-11-25T12:00:01.000Z'), '2026-11-25T12:00:00.000Z')).toBe(
+      '2026-11-25T12:00:01.000Z',
+    );
+    expect(strictlyAfter(new Date('2026-11-25T11:00:00.000Z'), '2026-11-25T12:00:00.000Z')).toBe(
+      '2026-11-25T12:00:00.001Z',
+    );
   });
 });

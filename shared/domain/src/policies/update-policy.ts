@@ -30,7 +30,7 @@ export async function updatePolicy(
     const before = contentOf(current);
     const after = applyPatch(before, patch);
     // A no-op update still counts as an update: the caller asked for it and sees a fresh updated_at.
-    const now = deps.now().toISOString();
+    const now = strictlyAfter(deps.now(), current.updated_at);
     const next: Policy = { ...current, ...after, updated_at: now };
     const write = await deps.policies.replace(
       next,
@@ -47,4 +47,14 @@ export async function updatePolicy(
     );
     return { write, value: next };
   });
+}
+
+/**
+ * The time of a write: now, or a millisecond after the previous write when the clock has not
+ * moved past it (two writes in one millisecond, a clock step back). Every write of a policy thus
+ * has its own `updated_at`, which caches of compiled policies use as the policy's revision.
+ */
+export function strictlyAfter(now: Date, previous: string): string {
+  const prev = Date.parse(previous);
+  return now.getTime() > prev ? now.toISOString() : new Date(prev + 1).toISOString();
 }

@@ -89,6 +89,13 @@ export const ScoreRequest = z.object({
   mode: z.string(),
   /** The policy's scanner settings as stored; the engine parses them leniently. */
   scanners_config: z.record(z.string(), z.unknown()),
+  /**
+   * Names the stored policies `rules` and `scanners_config` came from, as `id@updated_at` joined
+   * by commas; absent when the request adds its own rules or scanner settings. The same value
+   * always comes with the same rules and settings, so the engine keeps what it compiled from them
+   * under this name (a policy's `updated_at` changes with every write).
+   */
+  policy_revision: z.string().max(2000).optional(),
   reasoning_mode: ReasoningMode,
   tools: z.array(ScoreToolDef).optional(),
   /**

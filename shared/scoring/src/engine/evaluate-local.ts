@@ -1,12 +1,10 @@
 /** One request through normalisation, detectors, scanners and the rule router: the local verdicts. */
 import type { Detectors, HarmCategory, Span } from '../detectors.js';
 import type { ScoreRequest } from '../engine-types.js';
-import { compileRule, type RulePlan } from '../router/rule-router.js';
 import { scoreRule, type RuleContext } from '../router/score-rule.js';
 import { harmCues } from '../router/harm-cues.js';
 import { TextView } from '../scanners/keyword-matcher.js';
 import { SAFE_REGEX_LIMITS, type RegexBudget } from '../scanners/safe-regex.js';
-import { parseScannersConfig, type ScannersConfig } from '../scanners/scanners-config.js';
 import type { MutationEvidence } from '../text/normalize.js';
 import { dedupeEvidence } from '../text/normalized-text.js';
 import { contentStemsOf } from '../router/score-rule.js';
@@ -19,14 +17,14 @@ import {
   type BuiltinRule,
   type LocalEvaluation,
 } from './local-evaluation.js';
-import { runScannerBuiltins, type ScannerCaches } from './scanner-builtins.js';
+import type { PolicyCompiler } from './compiled-policy.js';
+import { runScannerBuiltins } from './scanner-builtins.js';
 import { createScannerFindings } from './scanner-findings.js';
 import { analyse, runDetector, runHarm } from './text-analysis.js';
 
 export interface LocalEvaluationDeps {
   detectors: Detectors;
-  caches: ScannerCaches;
-  vocabularyFor: (plans: RulePlan[], config: ScannersConfig) => ReadonlySet<string>;
+  compile: PolicyCompiler;
 }
 
 function describeSpans(spans: Span[]): string {
@@ -35,13 +33,13 @@ function describeSpans(spans: Span[]): string {
 }
 
 export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps): LocalEvaluation {
-  const { detectors, caches, vocabularyFor } = deps;
+  const { detectors } = deps;
   const profile = modeProfile(request.mode);
   const notes: string[] = [];
   if (!profile.known) notes.push(`unknown mode "${request.mode}" treated as content_moderation`);
-  const parsed = parseScannersConfig(request.scanners_config);
-  for (const p of parsed.problems) notes.push(`${p} (ignored)`);
-  const config: ScannersConfig = parsed.config;
+  const policy = deps.compile(request);
+  for (const p of policy.problems) notes.push(`${p} (ignored)`);
+  const { config, vocabulary } = policy;
 
   const parts = splitConversation(request, { toolCallsAreOutput: profile.toolCallsAreOutput });
   const input = parts.phase === 'input';
@@ -53,13 +51,6 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
       ? request.thresholds.pre_jb_threshold
       : request.thresholds.post_violation_jb_threshold,
   };
-
-  // Rules first: their vocabulary sharpens the normaliser.
-  const active = request.rules
-    .map((rule, i) => ({ rule, index: i + 1 }))
-    .filter((r) => r.rule.mode !== 'disabled');
-  const plans = active.map((r) => compileRule(r.rule.name, r.rule.description));
-  const vocabulary = vocabularyFor(plans, config);
 
   const mutationEvidence: MutationEvidence[] = [];
   const revealed =
@@ -142,15 +133,12 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     regexBudget,
   };
 
-  const rules = active.map((r, k) => {
-    const plan = plans[k] as RulePlan;
-    return {
-      index: r.index,
-      plan,
-      evaluation: scoreRule(plan, ctx),
-      mode: r.rule.mode as 'block' | 'observe',
-    };
-  });
+  const rules = policy.active.map((r) => ({
+    index: r.index,
+    plan: r.plan,
+    evaluation: scoreRule(r.plan, ctx),
+    mode: r.rule.mode as 'block' | 'observe',
+  }));
 
   // Built-in rules: jailbreak always; scanners whose action is block/observe.
   const builtins: BuiltinRule[] = [
@@ -171,13 +159,12 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     {
       request,
       parts,
-      config,
+      policy,
       rules,
       findings,
       checkedAn,
       violationThreshold: thresholds.violation,
       regexBudget,
-      caches,
     },
     scannerOutput,
     builtins,

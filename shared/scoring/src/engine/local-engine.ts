@@ -17,8 +17,7 @@ import { errorScoreResult } from './error-result.js';
 import { evaluateLocal, type LocalEvaluationDeps } from './evaluate-local.js';
 import { finalizeResult } from './finalize-result.js';
 import type { LocalEvaluation } from './local-evaluation.js';
-import { createScannerCaches } from './scanner-builtins.js';
-import { createVocabularyCache } from './text-analysis.js';
+import { createPolicyCompiler } from './compiled-policy.js';
 import { warmTokenizer } from './token-counter.js';
 
 export { BUILTIN_JAILBREAK_DESCRIPTION } from './local-evaluation.js';
@@ -60,8 +59,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
 
   const deps: LocalEvaluationDeps = {
     detectors,
-    caches: createScannerCaches(),
-    vocabularyFor: createVocabularyCache(),
+    compile: createPolicyCompiler(),
   };
 
   function scoreSync(request: ScoreRequest): ScoreResult {

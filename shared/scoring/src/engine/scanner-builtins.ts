@@ -1,37 +1,15 @@
 /** The scanners' report (`scanner_output`) and the built-in rules of those whose action is block/observe. */
 import type { ScoreRequest } from '../engine-types.js';
-import { compileKeywords, type KeywordMatcher } from '../scanners/keyword-matcher.js';
 import { redactText } from '../scanners/pii-scanner.js';
-import {
-  compileSafeRegex,
-  SAFE_REGEX_LIMITS,
-  type RegexBudget,
-  type RegexMatch,
-  type SafeRegex,
-} from '../scanners/safe-regex.js';
-import type {
-  KeywordsConfig,
-  RegexConfig,
-  ScannerAction,
-  ScannersConfig,
-} from '../scanners/scanners-config.js';
+import { SAFE_REGEX_LIMITS, type RegexBudget, type RegexMatch } from '../scanners/safe-regex.js';
+import type { ScannerAction } from '../scanners/scanners-config.js';
 import { maxConfidence } from '../router/score-rule.js';
 import type { RulePlan } from '../router/rule-router.js';
+import type { CompiledPolicy } from './compiled-policy.js';
 import type { ConversationParts } from './conversation.js';
 import { r3, type BuiltinRule } from './local-evaluation.js';
 import type { ScannerFindings } from './scanner-findings.js';
 import type { Analysis } from './text-analysis.js';
-
-/** Compiled keyword lists and regexes per parsed config, kept for the engine's lifetime. */
-export interface ScannerCaches {
-  keywords: WeakMap<KeywordsConfig, KeywordMatcher>;
-  regexes: WeakMap<RegexConfig, Array<{ label: string; re: SafeRegex }>>;
-}
-
-export const createScannerCaches = (): ScannerCaches => ({
-  keywords: new WeakMap(),
-  regexes: new WeakMap(),
-});
 
 /**
  * Findings per message index, built once: filtering the whole list for every message was
@@ -74,13 +52,12 @@ function findingsReport(found: readonly Finding[]): Record<string, unknown> {
 export interface ScannerBuiltinsInput {
   request: ScoreRequest;
   parts: ConversationParts;
-  config: ScannersConfig;
+  policy: CompiledPolicy;
   rules: ReadonlyArray<{ plan: RulePlan }>;
   findings: ScannerFindings;
   checkedAn: Analysis;
   violationThreshold: number;
   regexBudget: RegexBudget;
-  caches: ScannerCaches;
 }
 
 /** Fills `scannerOutput`, appends to `builtins` and `notes`. */
@@ -88,13 +65,12 @@ export function runScannerBuiltins(
   {
     request,
     parts,
-    config,
+    policy,
     rules,
     findings,
     checkedAn,
     violationThreshold,
     regexBudget,
-    caches,
   }: ScannerBuiltinsInput,
   scannerOutput: Record<string, unknown>,
   builtins: BuiltinRule[],
@@ -102,8 +78,7 @@ export function runScannerBuiltins(
 ): void {
   const input = parts.phase === 'input';
   const { piiCfg, secretsCfg, piiFindings, secretFindings, leakage } = findings;
-  const keywordCache = caches.keywords;
-  const regexCache = caches.regexes;
+  const { config } = policy;
   const addBuiltin = (
     name: string,
     action: ScannerAction,
@@ -189,16 +164,9 @@ export function runScannerBuiltins(
         `output reproduces ${Math.round(l.coverage * 100)}% of the system prompt`,
       );
   }
-  if (config.keywords?.enabled && config.keywords.keywords.length > 0) {
+  const matcher = policy.keywords;
+  if (matcher && config.keywords) {
     const kc = config.keywords;
-    let matcher = keywordCache.get(kc);
-    if (!matcher) {
-      matcher = compileKeywords(kc.keywords, {
-        fuzzy: kc.fuzzy,
-        caseSensitive: kc.case_sensitive,
-      });
-      keywordCache.set(kc, matcher);
-    }
     const hits = checkedAn.views.flatMap((v, k) =>
       matcher.find(v, 50).map((h) => ({
         keyword: kc.keywords[h.keyword],
@@ -217,16 +185,9 @@ export function runScannerBuiltins(
         `keywords scanner: ${hits.length} match(es)`,
       );
   }
-  if (config.regex?.enabled && config.regex.patterns.length > 0) {
+  const compiled = policy.regexes;
+  if (compiled && config.regex) {
     const rc = config.regex;
-    let compiled = regexCache.get(rc);
-    if (!compiled) {
-      compiled = rc.patterns.map((p) => ({
-        label: p.name ?? p.pattern,
-        re: compileSafeRegex(p.pattern, p.flags),
-      }));
-      regexCache.set(rc, compiled);
-    }
     const texts = [...parts.checked.map((m) => m.text), ...checkedAn.views.map((v) => v.text)];
     const matches: Array<{ pattern: string; start: number; end: number; message: number }> = [];
     for (const { label, re } of compiled) {

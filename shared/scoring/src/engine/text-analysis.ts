@@ -6,9 +6,7 @@ import {
   type HarmOutput,
   type TextRole,
 } from '../detectors.js';
-import type { RulePlan } from '../router/rule-router.js';
 import { TextView } from '../scanners/keyword-matcher.js';
-import type { ScannersConfig } from '../scanners/scanners-config.js';
 import { normalizeText, type NormalizedText } from '../text/normalize.js';
 import type { CheckedMessage } from './conversation.js';
 
@@ -84,29 +82,6 @@ export function runHarm(
         m.categories[c] = { score: clamp01(h.categories[c].score), spans: h.categories[c].spans };
   });
   return merged;
-}
-
-/** The normaliser's extra vocabulary per rule set: cached so its prefix index is built once. */
-export function createVocabularyCache(): (
-  plans: RulePlan[],
-  config: ScannersConfig,
-) => ReadonlySet<string> {
-  const vocabularyCache = new Map<string, ReadonlySet<string>>();
-  return function vocabularyFor(plans: RulePlan[], config: ScannersConfig): ReadonlySet<string> {
-    const keywords = config.keywords?.enabled ? config.keywords.keywords : [];
-    const key = plans.map((p) => p.vocabulary.join(' ')).join('|') + '#' + keywords.join('|');
-    let v = vocabularyCache.get(key);
-    if (!v) {
-      const set = new Set<string>();
-      for (const p of plans) for (const w of p.vocabulary) set.add(w);
-      for (const k of keywords)
-        for (const w of k.toLowerCase().split(/\s+/)) if (w.length >= 4) set.add(w);
-      if (vocabularyCache.size >= 512) vocabularyCache.clear();
-      vocabularyCache.set(key, set);
-      v = set;
-    }
-    return v;
-  };
 }
 
 export function analyse(messages: CheckedMessage[], vocabulary: ReadonlySet<string>): Analysis {

@@ -1,6 +1,7 @@
 /**
  * The rule router: reads a rule's name and description once and decides which detectors and
- * scanners score it. The result (a RulePlan) is cached by (name, description).
+ * scanners score it. Plans are kept with the compiled policy they belong to
+ * (engine/compiled-policy.ts).
  *
  * What maps to what:
  * - harm vocabulary (per category tables in rule-lexicon.ts) -> the learned harm detector's category
@@ -185,28 +186,7 @@ function contentStems(text: string): string[] {
 
 // ---- compile -----------------------------------------------------------------------------------
 
-const PLAN_CACHE_MAX = 4096;
-const planCache = new Map<string, RulePlan>();
-
 export function compileRule(name: string, description: string): RulePlan {
-  const key = `${name}\u0000${description}`;
-  const hit = planCache.get(key);
-  if (hit) return hit;
-  const plan = buildPlan(name, description);
-  if (planCache.size >= PLAN_CACHE_MAX) {
-    const first = planCache.keys().next();
-    if (!first.done) planCache.delete(first.value);
-  }
-  planCache.set(key, plan);
-  return plan;
-}
-
-/** Number of cached plans (for tests and metrics). */
-export function rulePlanCacheSize(): number {
-  return planCache.size;
-}
-
-function buildPlan(name: string, description: string): RulePlan {
   const notes: string[] = [];
   const nameText = name.replace(/[_\-.]+/g, ' ');
   const quoted = extractQuoted(description);

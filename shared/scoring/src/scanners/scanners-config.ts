@@ -10,7 +10,6 @@
  * - `block` / `observe`: in addition, a finding is a violation of a built-in rule named after the
  *   scanner (`pii`, `secrets`, `system_prompt_leak`, `keywords`, `regex`) with that mode.
  */
-import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { checkSafeRegex } from './safe-regex.js';
 
@@ -180,22 +179,13 @@ export interface ParsedScannersConfig {
 }
 
 /**
- * Parsed configs by content. Every request carries its policy's scanners_config as a fresh object
- * (and a copy of it on a scoring thread), so identity never repeats; the content does, and the
- * parsed config it maps to is the key under which keyword matchers and regexes are compiled once.
+ * Parse leniently for scoring: a broken key is dropped (and reported), never fatal. The engine
+ * parses once per compiled policy (engine/compiled-policy.ts), not per request.
  */
-const cache = new LRUCache<string, ParsedScannersConfig>({ max: 1024 });
-const EMPTY: ParsedScannersConfig = { config: {}, problems: [] };
-
-/** Parse leniently for scoring: a broken key is dropped (and reported), never fatal. */
 export function parseScannersConfig(
   raw: Record<string, unknown> | undefined | null,
 ): ParsedScannersConfig {
-  if (!raw) return EMPTY;
-  const key = JSON.stringify(raw);
-  if (key === '{}') return EMPTY;
-  const hit = cache.get(key);
-  if (hit) return hit;
+  if (!raw || Object.keys(raw).length === 0) return { config: {}, problems: [] };
   let result: ParsedScannersConfig;
   const parsed = ScannersConfigSchema.safeParse(raw);
   if (parsed.success) {
@@ -210,6 +200,5 @@ export function parseScannersConfig(
     const retry = ScannersConfigSchema.safeParse(kept);
     result = { config: retry.success ? retry.data : {}, problems };
   }
-  cache.set(key, result);
   return result;
 }

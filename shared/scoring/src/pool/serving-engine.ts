@@ -1,0 +1,46 @@
+import { createDefaultEngine, type DefaultEngineOptions } from '../default-engine.js';
+import type { ScoreEngine } from '../engine-types.js';
+import { withDeadline } from './deadline-engine.js';
+import { createSizeRoutedEngine } from './size-routed-engine.js';
+import { createThreadPoolEngine } from './thread-pool-engine.js';
+
+export interface ServingEngineOptions {
+  /** Scoring threads; 0 scores on the calling thread (the deadline then only stops waiting). */
+  threads: number;
+  /** A call still running after this rejects with ScoreDeadlineError. */
+  timeoutMs: number;
+  /** Requests up to this many characters score on the calling thread; 0 sends all to the threads. */
+  inlineChars: number;
+  /** How the detectors and the judge are built (plain data: copied to the threads). */
+  engine?: DefaultEngineOptions;
+}
+
+export interface ServingEngine {
+  engine: ScoreEngine;
+  /** Stops the scoring threads, after the calls in progress. */
+  close: () => Promise<void>;
+}
+
+/**
+ * The scoring core as a process serves it, wherever the requests come from (HTTP in the embedded
+ * server, Redis in a scorer pod): on worker threads, where the deadline really stops a call,
+ * with short requests kept on the calling thread (cheaper than the hop), or all on the calling
+ * thread with 0 threads.
+ */
+export function createServingEngine(options: ServingEngineOptions): ServingEngine {
+  const engineOptions = options.engine ?? {};
+  const inline = withDeadline(createDefaultEngine(engineOptions), options.timeoutMs);
+  if (options.threads === 0) return { engine: inline, close: async () => undefined };
+  const pool = createThreadPoolEngine({
+    threads: options.threads,
+    timeoutMs: options.timeoutMs,
+    engine: engineOptions,
+  });
+  return {
+    engine:
+      options.inlineChars > 0
+        ? createSizeRoutedEngine({ inline, pool, inlineChars: options.inlineChars })
+        : pool,
+    close: () => pool.close(),
+  };
+}
