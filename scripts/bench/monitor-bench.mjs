@@ -4,7 +4,10 @@
 // else autocannon). Bounded in time; prints one JSON line per run and a summary.
 //
 //   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|conversation] [--pin]
-//                            [--no-ceiling]
+//                            [--no-ceiling] [--policy default|keywords]
+//
+// --policy keywords first creates a policy with 200 keywords and 3 regexes (block) and names it in
+// every request; default sends no policy (the preset Basic Content Safety).
 //
 // Unless --no-ceiling, the same load then runs against a bare express app that only parses the
 // same body and answers (scripts/bench/bare-express.mjs, same process count), so each line
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     pin: { type: 'boolean', default: false },
     'access-log': { type: 'boolean', default: true },
     'no-ceiling': { type: 'boolean', default: false },
+    policy: { type: 'string', default: 'default' },
   },
 });
 
@@ -54,8 +58,10 @@ const BODIES = {
     ],
   },
 };
-const body = BODIES[values.body];
+let body = BODIES[values.body];
 if (!body) throw new Error(`--body must be one of ${Object.keys(BODIES).join(', ')}`);
+if (!['default', 'keywords'].includes(values.policy))
+  throw new Error('--policy must be default or keywords');
 
 const haveWrk = spawnSync('wrk', ['--version']).error === undefined;
 const tool = values.tool === 'auto' ? (haveWrk ? 'wrk' : 'autocannon') : values.tool;
@@ -95,6 +101,26 @@ const port = await new Promise((resolve, reject) => {
 });
 const url = `http://127.0.0.1:${port}/guard/monitor`;
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+
+if (values.policy === 'keywords') {
+  const created = await fetch(`http://127.0.0.1:${port}/policies`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'bench: 200 keywords and 3 regexes',
+      scanners_config: {
+        keywords: Array.from({ length: 200 }, (_, i) => `codename ${i} falcon${i}`),
+        regex: [
+          '\\b\\d{3}-\\d{2}-\\d{4}\\b',
+          'ACME-[0-9]{6}',
+          '(?:password|passwd)\\s*[:=]\\s*\\S+',
+        ],
+      },
+    }),
+  });
+  if (created.status !== 201) throw new Error(`policy create failed: ${created.status}`);
+  body = { ...body, policy_id: (await created.json()).id };
+}
 
 const sanity = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
 const sanityBody = await sanity.json();
@@ -208,6 +234,7 @@ try {
       bench: 'monitor',
       tool,
       body: values.body,
+      policy: values.policy,
       conc,
       duration_s: Number(values.duration),
       pinned: pin,

@@ -124,17 +124,27 @@ function migrate(db: SqliteDb): void {
 
 /**
  * Changes to orgs, keys and policies made through other connections to the same file (other
- * server workers, the `guard` CLI), for the caches of the request path. Cheap enough for every
- * lookup: `PRAGMA data_version` changes only when another connection committed something (an
- * activity write, say), and only then is the counter the triggers keep read.
+ * server workers, the `guard` CLI), for the caches of the request path. `PRAGMA data_version`
+ * moves only when another connection committed something (an activity write, say), and only then
+ * is the counter the triggers keep read. Each read of the file costs a couple of microseconds, so
+ * the answer is kept until the event loop's next turn: requests whose bytes arrived in this turn
+ * share one check, and a request sent after a change landed elsewhere always arrives in a later
+ * turn, after a fresh check.
  */
 export function sqliteConfigChanges(db: SqliteDb): { version(): number } {
   const dataVersion = db.prepare('PRAGMA data_version').pluck();
   const configVersion = db.prepare('SELECT version FROM config_version WHERE id = 1').pluck();
   let lastData: unknown;
   let version = 0;
+  let checked = false;
+  const expire = () => {
+    checked = false;
+  };
   return {
     version() {
+      if (checked) return version;
+      checked = true;
+      setImmediate(expire);
       const data = dataVersion.get();
       if (data !== lastData) {
         lastData = data;
