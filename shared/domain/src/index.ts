@@ -10,5 +10,6 @@ export * from './auth/index.js';
 export * from './monitor/index.js';
 export * from './orgs/index.js';
 export * from './caching/caching-policy-store.js';
+export * from './caching/announce-writes.js';
 export * from './completions/index.js';
 export * from './activity/export-activity.js';
