@@ -1,1 +1,2 @@
-export {};
+export * from './config.js';
+export * from './scorer-process.js';
