@@ -15,6 +15,8 @@ const keyspace = `int_activity_${run}`;
 const created: string[] = [keyspace];
 const DAY = 86_400_000;
 const TABLES = ['activity_by_org_day', 'alarms_by_org_day', 'activity_days_by_org'];
+// The files of infra/cassandra, in order.
+const MIGRATIONS = ['001_activity.cql', '002_config.cql'];
 
 let client: Client;
 
@@ -252,9 +254,9 @@ describe('migrateCassandra (real node)', () => {
         migrateCassandra(client, { keyspace: ks }),
         migrateCassandra(other, { keyspace: ks }),
       ]);
-      expect(results.map((r) => r.applied).sort()).toEqual([[], ['001_activity.cql']]);
+      expect(results.map((r) => r.applied).sort()).toEqual([[], MIGRATIONS]);
       const again = await migrateCassandra(other, { keyspace: ks });
-      expect(again).toEqual({ keyspace: ks, applied: [], alreadyApplied: ['001_activity.cql'] });
+      expect(again).toEqual({ keyspace: ks, applied: [], alreadyApplied: MIGRATIONS });
     } finally {
       await other.shutdown();
     }
@@ -267,6 +269,13 @@ describe('migrateCassandra (real node)', () => {
       'activity_by_org_day',
       'activity_days_by_org',
       'alarms_by_org_day',
+      'api_keys',
+      'api_keys_by_id',
+      'api_keys_by_org',
+      'org_directory',
+      'orgs',
+      'policies',
+      'policies_by_org',
       'schema_migrations',
       'schema_migrations_lock',
     ]);
@@ -275,6 +284,7 @@ describe('migrateCassandra (real node)', () => {
     );
     expect(history.rows.map((r) => [r.get('version'), r.get('name')])).toEqual([
       [1, '001_activity.cql'],
+      [2, '002_config.cql'],
     ]);
     const lock = await client.execute(
       `SELECT owner FROM ${ks}.schema_migrations_lock WHERE name = 'migrate'`,
@@ -294,7 +304,7 @@ describe('migrateCassandra (real node)', () => {
     try {
       cpSync(CASSANDRA_MIGRATIONS_DIR, dir, { recursive: true });
       expect(await migrateCassandra(client, { keyspace: ks, migrationsDir: dir })).toMatchObject({
-        applied: ['001_activity.cql'],
+        applied: MIGRATIONS,
       });
       writeFileSync(
         path.join(dir, '010_later.cql'),
@@ -302,19 +312,19 @@ describe('migrateCassandra (real node)', () => {
          INSERT INTO {{keyspace}}.later_a (k, v) VALUES ('x', 'from 010');`,
       );
       writeFileSync(
-        path.join(dir, '002_extra.cql'),
+        path.join(dir, '005_extra.cql'),
         `-- a comment; with a semicolon
          CREATE TABLE IF NOT EXISTS {{keyspace}}.later_a (k text PRIMARY KEY, v text)
            WITH comment = 'it''s; one statement';
-         /* two; statements */ INSERT INTO {{keyspace}}.later_a (k, v) VALUES ('y', 'from 002')`,
+         /* two; statements */ INSERT INTO {{keyspace}}.later_a (k, v) VALUES ('y', 'from 005')`,
       );
       expect(await migrateCassandra(client, { keyspace: ks, migrationsDir: dir })).toEqual({
         keyspace: ks,
-        applied: ['002_extra.cql', '010_later.cql'],
-        alreadyApplied: ['001_activity.cql'],
+        applied: ['005_extra.cql', '010_later.cql'],
+        alreadyApplied: MIGRATIONS,
       });
       const rows = await client.execute(`SELECT k, v FROM ${ks}.later_a WHERE k IN ('x', 'y')`);
-      expect(rows.rows.map((r) => r.get('v') as string).sort()).toEqual(['from 002', 'from 010']);
+      expect(rows.rows.map((r) => r.get('v') as string).sort()).toEqual(['from 005', 'from 010']);
       const comment = await client.execute(
         "SELECT comment FROM system_schema.tables WHERE keyspace_name = ? AND table_name = 'later_a'",
         [ks],
