@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { envBool, envHostList, envInt, parseEnv } from '@guard/platform';
+import {
+  cassandraEnv,
+  cassandraSettings,
+  envBool,
+  envHostList,
+  envInt,
+  envLogLevel,
+  parseEnv,
+  type CassandraSettings,
+} from '@guard/platform';
 
 /**
  * Every setting of the activity ingester; the only file that reads the environment. Each
@@ -9,9 +18,7 @@ const Env = z.object({
   PORT: envInt(8090, 0, 65535),
   // Probes come from the kubelet, over the pod's address; the endpoints answer no data.
   HOST: z.string().min(1).default('0.0.0.0'),
-  GUARD_LOG_LEVEL: z
-    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-    .default('info'),
+  GUARD_LOG_LEVEL: envLogLevel(),
   KAFKA_BROKERS: envHostList(),
   KAFKA_CLIENT_ID: z.string().min(1).default('guard-activity-ingester'),
   KAFKA_ACTIVITY_TOPIC: z.string().min(1).default('guard.activity.v1'),
@@ -22,12 +29,7 @@ const Env = z.object({
   KAFKA_ACTIVITY_PARTITIONS: envInt(6, 1, 10_000),
   INGESTER_PARTITIONS_CONCURRENCY: envInt(4, 1, 1_000),
   INGESTER_CHUNK_SIZE: envInt(1000, 1, 100_000),
-  CASSANDRA_CONTACT_POINTS: envHostList(),
-  CASSANDRA_LOCAL_DC: z.string().min(1).default('datacenter1'),
-  CASSANDRA_KEYSPACE: z
-    .string()
-    .regex(/^[a-z][a-z0-9_]{0,47}$/, 'expected a lowercase Cassandra identifier')
-    .default('guard'),
+  ...cassandraEnv(),
   // 0 keeps activity forever; Cassandra's longest TTL is 20 years.
   GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 7300),
 });
@@ -48,7 +50,7 @@ export interface IngesterConfig {
   };
   partitionsConcurrency: number;
   chunkSize: number;
-  cassandra: { contactPoints: string[]; localDataCenter: string; keyspace: string };
+  cassandra: CassandraSettings;
   retentionSeconds: number;
 }
 
@@ -70,11 +72,7 @@ export function loadConfig(env: Record<string, string | undefined>): IngesterCon
     },
     partitionsConcurrency: e.INGESTER_PARTITIONS_CONCURRENCY,
     chunkSize: e.INGESTER_CHUNK_SIZE,
-    cassandra: {
-      contactPoints: e.CASSANDRA_CONTACT_POINTS,
-      localDataCenter: e.CASSANDRA_LOCAL_DC,
-      keyspace: e.CASSANDRA_KEYSPACE,
-    },
+    cassandra: cassandraSettings(e),
     retentionSeconds: e.GUARD_ACTIVITY_RETENTION_DAYS * 86_400,
   };
 }

@@ -1,6 +1,13 @@
 import os from 'node:os';
 import { z } from 'zod';
-import { envInt, parseEnv } from '@guard/platform';
+import {
+  envInt,
+  envLogLevel,
+  judgeSettings,
+  parseEnv,
+  scoringEnv,
+  type JudgeSettings,
+} from '@guard/platform';
 import {
   DEFAULT_SCORE_REQUEST_STREAM,
   DEFAULT_SCORER_GROUP,
@@ -14,35 +21,13 @@ const Env = z.object({
   PORT: envInt(8091, 0, 65535),
   // Probes come from the kubelet, over the pod's address; the endpoints answer no data.
   HOST: z.string().min(1).default('0.0.0.0'),
-  GUARD_LOG_LEVEL: z
-    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-    .default('info'),
+  GUARD_LOG_LEVEL: envLogLevel(),
   REDIS_URL: z.url({ protocol: /^rediss?$/, error: 'expected redis://host:port or rediss://…' }),
   GUARD_SCORE_REQUEST_STREAM: z.string().min(1).default(DEFAULT_SCORE_REQUEST_STREAM),
   GUARD_SCORER_GROUP: z.string().min(1).default(DEFAULT_SCORER_GROUP),
   GUARD_SCORER_CONCURRENCY: envInt(16, 1, 1_024),
   GUARD_SCORER_CLAIM_IDLE_MS: envInt(5_000, 100, 600_000),
-  GUARD_SCORE_TIMEOUT_MS: envInt(10_000, 50, 600_000),
-  GUARD_SCORE_INLINE_CHARS: envInt(4000, 0, 1_000_000),
-  GUARD_SCORE_THREADS: z
-    .string()
-    .default('auto')
-    .transform((v, ctx) => {
-      if (v === 'auto' || v === '') return Math.max(1, os.availableParallelism());
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 64) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `expected "auto", 0 (score on the main thread) or a whole number up to 64, got "${v}"`,
-        });
-        return z.NEVER;
-      }
-      return n;
-    }),
-  GUARD_JUDGE_BASE_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().optional()),
-  GUARD_JUDGE_MODEL: z.string().optional(),
-  GUARD_JUDGE_API_KEY: z.string().optional(),
-  GUARD_JUDGE_TIMEOUT_MS: envInt(8000, 100, 600_000),
+  ...scoringEnv(),
 });
 
 export interface ScorerConfig {
@@ -62,7 +47,7 @@ export interface ScorerConfig {
   scoreThreads: number;
   /** Requests up to this many characters score on the main thread; 0 sends all to the threads. */
   scoreInlineChars: number;
-  judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | null;
+  judge: JudgeSettings | null;
 }
 
 export function loadConfig(env: Record<string, string | undefined>): ScorerConfig {
@@ -77,15 +62,12 @@ export function loadConfig(env: Record<string, string | undefined>): ScorerConfi
     concurrency: e.GUARD_SCORER_CONCURRENCY,
     claimIdleMs: e.GUARD_SCORER_CLAIM_IDLE_MS,
     scoreTimeoutMs: e.GUARD_SCORE_TIMEOUT_MS,
-    scoreThreads: e.GUARD_SCORE_THREADS,
+    // auto: every core of the pod.
+    scoreThreads:
+      e.GUARD_SCORE_THREADS === 'auto'
+        ? Math.max(1, os.availableParallelism())
+        : e.GUARD_SCORE_THREADS,
     scoreInlineChars: e.GUARD_SCORE_INLINE_CHARS,
-    judge: e.GUARD_JUDGE_BASE_URL
-      ? {
-          baseUrl: e.GUARD_JUDGE_BASE_URL,
-          model: e.GUARD_JUDGE_MODEL ?? 'gpt-4o-mini',
-          apiKey: e.GUARD_JUDGE_API_KEY,
-          timeoutMs: e.GUARD_JUDGE_TIMEOUT_MS,
-        }
-      : null,
+    judge: judgeSettings(e),
   };
 }

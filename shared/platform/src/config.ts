@@ -73,3 +73,89 @@ export const envBytes = (defaultValue: number) =>
             : 1;
       return Math.floor(Number(m[1]) * mult);
     });
+
+/** GUARD_LOG_LEVEL, the same for every role. */
+export const envLogLevel = () =>
+  z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
+
+/** A Cassandra keyspace name, as every role that reads or migrates the tables checks it. */
+export const CassandraKeyspace = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,47}$/, 'a Cassandra keyspace name: lower case letters, digits, _');
+
+/** Where the Cassandra cluster is, for every role that uses it. */
+export const cassandraEnv = (defaultContactPoints?: string) => ({
+  CASSANDRA_CONTACT_POINTS: envHostList(defaultContactPoints),
+  CASSANDRA_LOCAL_DC: z.string().min(1).default('datacenter1'),
+  CASSANDRA_KEYSPACE: CassandraKeyspace.default('guard'),
+});
+
+export interface CassandraSettings {
+  contactPoints: string[];
+  localDataCenter: string;
+  keyspace: string;
+}
+
+export function cassandraSettings(e: {
+  CASSANDRA_CONTACT_POINTS: string[];
+  CASSANDRA_LOCAL_DC: string;
+  CASSANDRA_KEYSPACE: string;
+}): CassandraSettings {
+  return {
+    contactPoints: e.CASSANDRA_CONTACT_POINTS,
+    localDataCenter: e.CASSANDRA_LOCAL_DC,
+    keyspace: e.CASSANDRA_KEYSPACE,
+  };
+}
+
+const optionalUrl = () => z.preprocess((v) => (v === '' ? undefined : v), z.url().optional());
+
+/** How a process runs the scoring core: threads, deadline, inline size, the judge model. */
+export const scoringEnv = () => ({
+  GUARD_SCORE_TIMEOUT_MS: envInt(10_000, 50, 600_000),
+  GUARD_SCORE_INLINE_CHARS: envInt(4000, 0, 1_000_000),
+  // "auto" is resolved by the role: the cores it may use.
+  GUARD_SCORE_THREADS: z
+    .string()
+    .default('auto')
+    .transform((v, ctx) => {
+      if (v === 'auto' || v === '') return 'auto' as const;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 64) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected "auto", 0 (score on the request thread) or a whole number up to 64, got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  GUARD_JUDGE_BASE_URL: optionalUrl(),
+  GUARD_JUDGE_MODEL: z.string().optional(),
+  GUARD_JUDGE_API_KEY: z.string().optional(),
+  GUARD_JUDGE_TIMEOUT_MS: envInt(8000, 100, 600_000),
+});
+
+export interface JudgeSettings {
+  baseUrl: string;
+  model: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+}
+
+/** The judge model when GUARD_JUDGE_BASE_URL is set, else null (local detectors only). */
+export function judgeSettings(e: {
+  GUARD_JUDGE_BASE_URL?: string | undefined;
+  GUARD_JUDGE_MODEL?: string | undefined;
+  GUARD_JUDGE_API_KEY?: string | undefined;
+  GUARD_JUDGE_TIMEOUT_MS: number;
+}): JudgeSettings | null {
+  return e.GUARD_JUDGE_BASE_URL
+    ? {
+        baseUrl: e.GUARD_JUDGE_BASE_URL,
+        model: e.GUARD_JUDGE_MODEL ?? 'gpt-4o-mini',
+        apiKey: e.GUARD_JUDGE_API_KEY,
+        timeoutMs: e.GUARD_JUDGE_TIMEOUT_MS,
+      }
+    : null;
+}

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { types, type Client } from 'cassandra-driver';
+import { CassandraKeyspace } from '@guard/platform';
 
 /** The CQL migrations of the repository: infra/cassandra, from src/cassandra and dist/cassandra alike. */
 export const CASSANDRA_MIGRATIONS_DIR = fileURLToPath(
@@ -38,7 +39,6 @@ interface Migration {
 }
 
 const FILE_NAME = /^(\d+)_[A-Za-z0-9_-]+\.cql$/;
-const KEYSPACE_NAME = /^[a-z][a-z0-9_]{0,47}$/;
 const DEFAULT_REPLICATION = { class: 'SimpleStrategy', replication_factor: 1 };
 // One partition holds the whole history, so the migrator reads it with its partition key.
 const SCOPE = 'guard';
@@ -50,7 +50,7 @@ const quorum = { prepare: true, consistency: types.consistencies.quorum };
 
 /** Unquoted CQL identifiers are case-insensitive; lowercase only, so a name means one keyspace. */
 export function assertKeyspaceName(keyspace: string): void {
-  if (!KEYSPACE_NAME.test(keyspace)) {
+  if (!CassandraKeyspace.safeParse(keyspace).success) {
     throw new Error(
       `keyspace "${keyspace}" must be 1-48 characters: a lowercase letter, then lowercase letters, digits or _`,
     );
