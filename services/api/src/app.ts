@@ -10,12 +10,16 @@ import { policiesRouter } from './routes/policies.js';
 import { monitorRouter } from './routes/monitor.js';
 import { orgsRouter } from './routes/orgs.js';
 import { activityRouter } from './routes/activity.js';
+import { activityExportJobsRouter } from './routes/activity-export-jobs.js';
 import {
   completionsRouter,
   rootChatRouter,
   type CompletionsRouteDeps,
 } from './completions/completions-router.js';
 import { createUpstreamResolver } from './completions/upstream-routing.js';
+
+/** Activities per store read of an export job (counting and download alike). */
+const EXPORT_JOB_PAGE_SIZE = 1000;
 
 /** Builds the HTTP app from its dependencies. No I/O happens here: the caller listens. */
 export function createApp(deps: ApiDeps): Express {
@@ -48,7 +52,12 @@ export function createApp(deps: ApiDeps): Express {
   mount(
     '/policies',
     'detail',
-    policiesRouter({ policies: deps.policies, newId: deps.newId, now: deps.now }),
+    policiesRouter({
+      policies: deps.policies,
+      jobs: deps.jobs,
+      newId: deps.newId,
+      now: deps.now,
+    }),
   );
   mount(
     '/orgs',
@@ -79,6 +88,18 @@ export function createApp(deps: ApiDeps): Express {
       orgs: deps.orgs,
       now: deps.now,
       settleMs: deps.config.activitySettleMs,
+    }),
+  );
+  mount(
+    '/activity',
+    'detail',
+    activityExportJobsRouter({
+      jobs: deps.jobs,
+      activities: deps.activities,
+      newId: deps.newId,
+      now: deps.now,
+      settleMs: deps.config.activitySettleMs,
+      pageSize: EXPORT_JOB_PAGE_SIZE,
     }),
   );
   const limits = { maxMessages: deps.config.maxMessages, maxTextChars: deps.config.maxTextChars };

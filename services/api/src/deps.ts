@@ -3,6 +3,7 @@ import type {
   ActivitySink,
   ActivityStore,
   ApiKeyStore,
+  JobRunner,
   OrgStore,
   PolicyStore,
   StreamModeration,
@@ -46,6 +47,8 @@ export interface ApiDeps {
   activitySink: ActivitySink;
   /** Where export reads recorded activity. */
   activities: ActivityStore;
+  /** Runs export jobs and bulk imports: in this process (embedded) or on Temporal. */
+  jobs: JobRunner;
   engine: ScoreEngine;
   /** The model providers protected completions call. */
   upstream: UpstreamPort;

@@ -2,9 +2,11 @@ import { newId, type Logger } from '@guard/platform';
 import {
   BatchingActivitySink,
   createHttpUpstream,
+  InProcessJobRunner,
   openSqlite,
   SqliteActivityStore,
   SqliteApiKeyStore,
+  SqliteJobStore,
   SqliteOrgStore,
   SqlitePolicyStore,
   sqliteConfigChanges,
@@ -26,6 +28,7 @@ import {
   cachingApiKeyStore,
   CachingOrgStore,
   cachingPolicyStore,
+  createJobActivities,
   type ActivitySink,
   type ActivityStore,
 } from '@guard/domain';
@@ -37,6 +40,8 @@ export const VERSION = '0.1.0';
 export interface EmbeddedDeps {
   db: SqliteDb;
   api: ApiDeps;
+  /** Export jobs and bulk imports, run in this process over the job table. */
+  jobs: InProcessJobRunner;
   /** Stops the scoring threads. */
   closeEngine: () => Promise<void>;
 }
@@ -158,6 +163,21 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     headersTimeoutMs: config.upstreamTimeoutMs,
     bodyTimeoutMs: config.upstreamIdleTimeoutMs,
   });
+  const policyStore =
+    config.authCacheTtlMs > 0
+      ? cachingPolicyStore(policies, config.authCacheTtlMs, cached)
+      : policies;
+  const jobStore = new SqliteJobStore(db);
+  const jobs = new InProcessJobRunner({
+    store: jobStore,
+    activities: createJobActivities({
+      jobs: jobStore,
+      activities: pipeline.store,
+      policies: policyStore,
+      now: embeddedIds.now,
+    }),
+    logger: logger.child({ component: 'jobs' }),
+  });
   const api: ApiDeps = {
     config: {
       bodyLimitBytes: config.bodyLimitBytes,
@@ -181,11 +201,9 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
       config.authCacheTtlMs > 0 ? new CachingOrgStore(orgs, config.authCacheTtlMs, cached) : orgs,
     keys:
       config.authCacheTtlMs > 0 ? cachingApiKeyStore(keys, config.authCacheTtlMs, cached) : keys,
-    policies:
-      config.authCacheTtlMs > 0
-        ? cachingPolicyStore(policies, config.authCacheTtlMs, cached)
-        : policies,
+    policies: policyStore,
     activities: pipeline.store,
+    jobs,
     activitySink: pipeline.sink,
     engine: scoring.engine,
     upstream,
@@ -196,6 +214,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
   return {
     db,
     api,
+    jobs,
     closeEngine: async () => {
       await scoring.close();
       await upstream.close();

@@ -36,12 +36,19 @@ export async function startServer(
     deps.db.close();
   });
   lifecycle.onClose('scoring', deps.closeEngine);
+  // Closed once the HTTP server is: running jobs get a grace period, then resume at next start.
+  lifecycle.onClose('jobs', () => deps.jobs.close());
 
   const boot = await bootstrapStore(
     { orgs: deps.api.orgs, keys: deps.api.keys, newId: deps.api.newId, now: deps.api.now },
     config,
     logger,
   );
+
+  // The only process on the database (GUARD_WORKERS=1): every job left unfinished was its
+  // predecessor's, resume it now. With several workers, a job is resumed once its lease lapses.
+  const resumed = await deps.jobs.resume({ takeOver: config.workers <= 1 });
+  if (resumed > 0) logger.info({ jobs: resumed }, 'resuming jobs left unfinished');
 
   const app = createApp(deps.api);
   const server = await new Promise<Server>((resolve, reject) => {

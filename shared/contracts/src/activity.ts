@@ -45,8 +45,8 @@ export const ActivityRecord = z
   .meta({ id: 'ActivityRecord' });
 export type ActivityRecord = z.infer<typeof ActivityRecord>;
 
-/** An ISO 8601 time in a query string, to epoch milliseconds (a bad one is named, not NaN). */
-const queryTime = z
+/** An ISO 8601 time (query or body) to epoch milliseconds (a bad one is named, not NaN). */
+export const queryTime = z
   .string()
   .max(64)
   .transform((v, ctx) => {

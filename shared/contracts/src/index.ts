@@ -5,3 +5,4 @@ export * from './orgs.js';
 export * from './openapi.js';
 export * from './completions.js';
 export * from './activity.js';
+export * from './jobs.js';

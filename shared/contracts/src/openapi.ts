@@ -9,8 +9,15 @@ import { MonitorRequest, MonitorResponse } from './monitor.js';
 import {
   ActivityExportQuery,
   ActivityExportResponse,
+  ActivityRecord,
   ActivityStaffExportQuery,
 } from './activity.js';
+import {
+  ActivityExportJob,
+  ActivityExportJobRequest,
+  IdempotencyKey,
+  JobIdParams,
+} from './jobs.js';
 import {
   AnthropicMessage,
   AnthropicMessagesRequestOutline,
@@ -185,7 +192,10 @@ const policyRoutes: RouteConfig[] = [
     tags: ['policies'],
     summary: 'Import 1 to 100 policies; one bad item never fails the others (admin)',
     security,
-    request: { body: { content: { 'application/json': { schema: BulkImportRequest } } } },
+    request: {
+      headers: z.object({ 'idempotency-key': IdempotencyKey }),
+      body: { content: { 'application/json': { schema: BulkImportRequest } } },
+    },
     responses: {
       200: json(BulkImportResponse, 'Per-item results'),
       ...adminOnly,
@@ -398,6 +408,57 @@ describeRoute({
     ),
     404: json(ErrorBody, 'No such organization (NOT_FOUND)'),
     ...validation,
+    ...errors,
+  },
+});
+
+const exportJobAdmin = { 403: json(ErrorBody, 'ADMIN_REQUIRED') };
+describeRoute({
+  method: 'post',
+  path: '/activity/export-jobs',
+  tags: ['activity'],
+  summary:
+    "Start an export of the organization's activity as a job (admin): the filters of /activity/export; the range is frozen now (activity older than GUARD_ACTIVITY_SETTLE_MS, before `until`)",
+  security,
+  request: { body: jsonRequest(ActivityExportJobRequest) },
+  responses: {
+    202: json(ActivityExportJob, 'Started; poll GET /activity/export-jobs/{id}'),
+    ...exportJobAdmin,
+    ...policyBody,
+    ...validation,
+    ...errors,
+  },
+});
+describeRoute({
+  method: 'get',
+  path: '/activity/export-jobs/{id}',
+  tags: ['activity'],
+  summary: 'Status and progress of an export job of the organization (admin)',
+  security,
+  request: { params: JobIdParams },
+  responses: {
+    200: json(ActivityExportJob, 'The job'),
+    ...exportJobAdmin,
+    ...notFound,
+    ...errors,
+  },
+});
+describeRoute({
+  method: 'get',
+  path: '/activity/export-jobs/{id}/download',
+  tags: ['activity'],
+  summary:
+    'The rows of a succeeded export job as NDJSON: one ActivityRecord per line, oldest first, streamed (admin)',
+  security,
+  request: { params: JobIdParams },
+  responses: {
+    200: {
+      description: 'One activity per line',
+      content: { 'application/x-ndjson': { schema: ActivityRecord } },
+    },
+    ...exportJobAdmin,
+    ...notFound,
+    409: json(ErrorBody, 'The job has not succeeded (yet): queued, running or failed (CONFLICT)'),
     ...errors,
   },
 });

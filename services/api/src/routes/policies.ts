@@ -13,12 +13,13 @@ import {
   toExportItem,
   updatePolicy,
   EXPORT_VERSION,
+  type BulkImportDeps,
   type BulkItem,
   type Policy,
-  type PolicyDeps,
 } from '@guard/domain';
 import {
   BulkImportRequest,
+  IdempotencyKey,
   PolicyCreateRequest,
   PolicyImportItem,
   PolicyImportRequest,
@@ -36,7 +37,7 @@ export function policyResponse(p: Policy) {
 
 const param = (req: Request, name: string): string => String(req.params[name] ?? '');
 
-export function policiesRouter(deps: PolicyDeps): Router {
+export function policiesRouter(deps: BulkImportDeps): Router {
   const r = Router();
 
   r.get('/', async (req, res) => {
@@ -86,7 +87,11 @@ export function policiesRouter(deps: PolicyDeps): Router {
         .join('; ');
       return { ok: false, name, error };
     });
-    res.json(await bulkImportPolicies(deps, requirePrincipal(req), items));
+    const key = parseOrThrow(IdempotencyKey, req.headers['idempotency-key'], [
+      'header',
+      'idempotency-key',
+    ]);
+    res.json(await bulkImportPolicies(deps, requirePrincipal(req), items, key));
   });
 
   r.get('/:policy_id', async (req, res) => {

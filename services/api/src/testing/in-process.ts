@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import { createLogger, newId } from '@guard/platform';
 import {
   bootstrapIfEmpty,
+  createJobActivities,
   createApiKey,
   createOrg,
   type AuthDeps,
@@ -18,9 +19,11 @@ import { createStubDetectors } from '@guard/scoring/testing/stub-detectors';
 import {
   MemoryActivityStore,
   MemoryApiKeyStore,
+  MemoryJobStore,
   MemoryOrgStore,
   MemoryPolicyStore,
 } from '@guard/adapters/memory/index';
+import { InProcessJobRunner } from '@guard/adapters/jobs/in-process-job-runner';
 import { BatchingActivitySink } from '@guard/adapters/activity/batching-activity-sink';
 import { createHttpUpstream } from '@guard/adapters/upstream/http-upstream';
 import { createApp } from '../app.js';
@@ -154,6 +157,7 @@ export interface MemoryStores {
   keys: MemoryApiKeyStore;
   policies: MemoryPolicyStore;
   activities: MemoryActivityStore;
+  jobs: MemoryJobStore;
 }
 
 export interface TestOrg {
@@ -214,7 +218,18 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
     keys: new MemoryApiKeyStore(),
     policies: new MemoryPolicyStore(),
     activities: new MemoryActivityStore(),
+    jobs: new MemoryJobStore(),
   };
+  const jobs = new InProcessJobRunner({
+    store: stores.jobs,
+    activities: createJobActivities({
+      jobs: stores.jobs,
+      activities: stores.activities,
+      policies: stores.policies,
+      now: () => new Date(),
+    }),
+    logger: logger.child({ component: 'jobs' }),
+  });
   const engine =
     options.engine === 'learned'
       ? learnedEngine()
@@ -230,6 +245,7 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
     keys: stores.keys,
     policies: stores.policies,
     activities: stores.activities,
+    jobs,
     activitySink: new BatchingActivitySink(stores.activities, 1000, (err, activityId) => {
       logger.error({ err, activity_id: activityId }, 'activity record could not be stored');
     }),
@@ -291,6 +307,7 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      await jobs.close();
       await deps.activitySink.flush();
       await upstream.close();
     },

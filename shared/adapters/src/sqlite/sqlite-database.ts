@@ -98,6 +98,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER policies_delete_bumps_config AFTER DELETE ON policies
     BEGIN UPDATE config_version SET version = version + 1; END;
   `,
+  // Jobs (activity export, bulk import): the record as JSON; status and lease as columns, so that
+  // worker processes claim a job with one conditional write and a restart finds unfinished ones.
+  `
+  CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    org_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    lease_owner TEXT,
+    lease_until INTEGER,
+    doc TEXT NOT NULL
+  );
+  CREATE INDEX jobs_unfinished ON jobs(status, created_at);
+  `,
 ];
 
 /** Open (creating if needed) the embedded database. `:memory:` gives a throwaway one. */

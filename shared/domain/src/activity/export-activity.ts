@@ -75,20 +75,24 @@ export function decodeCursor(orgId: string, cursor: string): string {
   return c.a;
 }
 
-async function exportOrg(
-  deps: ActivityExportDeps,
+/**
+ * The id range an export reads: after the cursor or `since`, whichever is later, and before
+ * `until` or the settled watermark, whichever is earlier. Ids sort by the millisecond they were
+ * made in, which is when the activity was recorded: the time bounds and the watermark become one
+ * range of ids. Export jobs freeze this range when they are created.
+ */
+export function exportIdRange(
+  deps: Pick<ActivityExportDeps, 'now' | 'settleMs'>,
   orgId: string,
-  q: ActivityExportQuery,
-): Promise<ActivityExportPage> {
+  q: Pick<ActivityExportQuery, 'cursor' | 'since' | 'until'>,
+): { after: string | undefined; before: string } {
   if (q.since !== undefined && q.until !== undefined && q.until <= q.since)
     throw ValidationError.single(
       ['query', 'until'],
       'must be later than `since` (both bounds are exclusive)',
       'value_error',
     );
-  // Ids sort by the millisecond they were made in, which is when the activity was recorded: the
-  // time bounds and the settled watermark become one range of ids.
-  const lower = [
+  const after = [
     q.cursor ? decodeCursor(orgId, q.cursor) : undefined,
     q.since !== undefined ? idAtOrBefore(q.since) : undefined,
   ]
@@ -96,7 +100,16 @@ async function exportOrg(
     .sort()
     .at(-1);
   const settled = idFrom(deps.now().getTime() - deps.settleMs);
-  const upper = q.until !== undefined && idFrom(q.until) < settled ? idFrom(q.until) : settled;
+  const before = q.until !== undefined && idFrom(q.until) < settled ? idFrom(q.until) : settled;
+  return { after, before };
+}
+
+async function exportOrg(
+  deps: ActivityExportDeps,
+  orgId: string,
+  q: ActivityExportQuery,
+): Promise<ActivityExportPage> {
+  const { after: lower, before: upper } = exportIdRange(deps, orgId, q);
   const page = await deps.activities.list(orgId, {
     after: lower,
     before: upper,

@@ -8,20 +8,22 @@ export async function createPolicy(
   principal: Principal,
   input: PolicyInput,
   operation: VersionOperation = 'create',
+  /** Ids made elsewhere (a job derives them from its id, so that a retry writes the same rows). */
+  ids?: { policy: string; version: string },
 ): Promise<Policy> {
   requireAdmin(principal);
   const content = contentFromInput(input);
   const now = deps.now().toISOString();
   const policy: Policy = {
     ...content,
-    id: deps.newId(),
+    id: ids?.policy ?? deps.newId(),
     org_id: principal.org_id,
     is_preset: false,
     created_at: now,
     updated_at: now,
   };
   await deps.policies.insert(policy, {
-    id: deps.newId(),
+    id: ids?.version ?? deps.newId(),
     policy_id: policy.id,
     org_id: principal.org_id,
     operation,
