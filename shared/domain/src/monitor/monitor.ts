@@ -1,3 +1,4 @@
+import { isAppError } from '@guard/platform';
 import {
   errorScoreResult,
   type ReasoningMode,
@@ -98,6 +99,9 @@ export async function scoreSafely(
       };
     return result;
   } catch (err) {
+    // No scorer could take the request at all (queue full, Redis away): not a verdict the fail
+    // mode can stand in for, but a 503 the caller retries.
+    if (isAppError(err) && err.code === 'SCORER_UNAVAILABLE') throw err;
     const failed = errorScoreResult(request, err);
     return {
       ...failed,

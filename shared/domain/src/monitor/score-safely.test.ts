@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AppError } from '@guard/platform';
 import {
   errorScoreResult,
   type ScoreClient,
@@ -42,5 +43,17 @@ describe('scoreSafely', () => {
       const r = await scoreSafely(engine, request, 'open');
       expect(r).toMatchObject({ error: true, violation: 0 });
     }
+  });
+
+  it('passes "no scorer can take it" on as an error (503), in either fail mode', async () => {
+    const full: ScoreClient = {
+      score: async () => {
+        throw new AppError('SCORER_UNAVAILABLE', 'the scoring queue is full');
+      },
+    };
+    for (const mode of ['open', 'closed'] as const)
+      await expect(scoreSafely(full, request, mode)).rejects.toMatchObject({
+        code: 'SCORER_UNAVAILABLE',
+      });
   });
 });
