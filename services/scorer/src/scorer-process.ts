@@ -24,16 +24,7 @@ export async function startScorerProcess(
     threads: config.scoreThreads,
     timeoutMs: config.scoreTimeoutMs,
     inlineChars: config.scoreInlineChars,
-    engine: config.judge
-      ? {
-          judge: {
-            baseUrl: config.judge.baseUrl,
-            model: config.judge.model,
-            timeoutMs: config.judge.timeoutMs,
-            ...(config.judge.apiKey ? { apiKey: config.judge.apiKey } : {}),
-          },
-        }
-      : {},
+    judge: config.judge,
   });
   lifecycle.onClose('scoring engine', scoring.close);
 

@@ -12,14 +12,7 @@ import {
   sqliteConfigChanges,
   type SqliteDb,
 } from '@guard/adapters';
-import {
-  createDefaultEngine,
-  createSizeRoutedEngine,
-  createThreadPoolEngine,
-  withDeadline,
-  type DefaultEngineOptions,
-  type ScoreEngine,
-} from '@guard/scoring';
+import { createServingEngine, type ServingEngine } from '@guard/scoring/pool/serving-engine';
 import type { ApiDeps } from '@guard/api';
 import { Client as CassandraClient } from 'cassandra-driver';
 import { KafkaActivitySink } from '@guard/adapters/kafka/kafka-activity-sink';
@@ -46,41 +39,18 @@ export interface EmbeddedDeps {
   closeEngine: () => Promise<void>;
 }
 
-export interface EmbeddedEngine {
-  engine: ScoreEngine;
-  close: () => Promise<void>;
-}
-
 /**
  * The scoring core in this process: learned detectors from the committed weights, plus the judge
  * when configured. By default on worker threads (GUARD_SCORE_THREADS), where the deadline
  * (GUARD_SCORE_TIMEOUT_MS) really stops a call; with 0 threads, on the request thread.
  */
-export function buildEngine(config: StandaloneConfig): EmbeddedEngine {
-  const options: DefaultEngineOptions = config.judge
-    ? {
-        judge: {
-          baseUrl: config.judge.baseUrl,
-          model: config.judge.model,
-          timeoutMs: config.judge.timeoutMs,
-          ...(config.judge.apiKey ? { apiKey: config.judge.apiKey } : {}),
-        },
-      }
-    : {};
-  const inline = withDeadline(createDefaultEngine(options), config.scoreTimeoutMs);
-  if (config.scoreThreads === 0) return { engine: inline, close: async () => undefined };
-  const pool = createThreadPoolEngine({
+export function buildEngine(config: StandaloneConfig): ServingEngine {
+  return createServingEngine({
     threads: config.scoreThreads,
     timeoutMs: config.scoreTimeoutMs,
-    engine: options,
+    inlineChars: config.scoreInlineChars,
+    judge: config.judge,
   });
-  return {
-    engine:
-      config.scoreInlineChars > 0
-        ? createSizeRoutedEngine({ inline, pool, inlineChars: config.scoreInlineChars })
-        : pool,
-    close: () => pool.close(),
-  };
 }
 
 /** The SQLite adapters over one database file, uncached: what the CLI and the bootstrap use. */

@@ -11,8 +11,13 @@ export interface ServingEngineOptions {
   timeoutMs: number;
   /** Requests up to this many characters score on the calling thread; 0 sends all to the threads. */
   inlineChars: number;
-  /** How the detectors and the judge are built (plain data: copied to the threads). */
-  engine?: DefaultEngineOptions;
+  /** The judge model for `hybrid`/`thinking`, or null: local detectors only. */
+  judge?: {
+    baseUrl: string;
+    model: string;
+    apiKey?: string | undefined;
+    timeoutMs: number;
+  } | null;
 }
 
 export interface ServingEngine {
@@ -28,7 +33,18 @@ export interface ServingEngine {
  * thread with 0 threads.
  */
 export function createServingEngine(options: ServingEngineOptions): ServingEngine {
-  const engineOptions = options.engine ?? {};
+  const j = options.judge;
+  // Plain data: copied to the threads, which build their own engine from it.
+  const engineOptions: DefaultEngineOptions = j
+    ? {
+        judge: {
+          baseUrl: j.baseUrl,
+          model: j.model,
+          timeoutMs: j.timeoutMs,
+          ...(j.apiKey ? { apiKey: j.apiKey } : {}),
+        },
+      }
+    : {};
   const inline = withDeadline(createDefaultEngine(engineOptions), options.timeoutMs);
   if (options.threads === 0) return { engine: inline, close: async () => undefined };
   const pool = createThreadPoolEngine({
