@@ -16,7 +16,7 @@ const created: string[] = [keyspace];
 const DAY = 86_400_000;
 const TABLES = ['activity_by_org_day', 'alarms_by_org_day', 'activity_days_by_org'];
 // The files of infra/cassandra, in order.
-const MIGRATIONS = ['001_activity.cql', '002_config.cql'];
+const MIGRATIONS = ['001_activity.cql', '002_config.cql', '003_jobs.cql'];
 
 let client: Client;
 
@@ -272,12 +272,14 @@ describe('migrateCassandra (real node)', () => {
       'api_keys',
       'api_keys_by_id',
       'api_keys_by_org',
+      'jobs',
       'org_directory',
       'orgs',
       'policies',
       'policies_by_org',
       'schema_migrations',
       'schema_migrations_lock',
+      'unfinished_jobs',
     ]);
     const history = await client.execute(
       `SELECT version, name FROM ${ks}.schema_migrations WHERE scope = 'guard'`,
@@ -285,6 +287,7 @@ describe('migrateCassandra (real node)', () => {
     expect(history.rows.map((r) => [r.get('version'), r.get('name')])).toEqual([
       [1, '001_activity.cql'],
       [2, '002_config.cql'],
+      [3, '003_jobs.cql'],
     ]);
     const lock = await client.execute(
       `SELECT owner FROM ${ks}.schema_migrations_lock WHERE name = 'migrate'`,

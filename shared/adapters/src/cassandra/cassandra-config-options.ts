@@ -1,7 +1,7 @@
 import { types, type Client, type QueryOptions } from 'cassandra-driver';
 import { assertKeyspaceName } from './migrate.js';
 
-/** Where and how the org, API-key and policy stores read and write (infra/cassandra/002_config.cql). */
+/** Where and how the org, API-key, policy and job stores read and write (infra/cassandra/002_config.cql, 003_jobs.cql). */
 export interface CassandraConfigStoreOptions {
   /** Where `migrateCassandra` created the tables. */
   keyspace: string;

@@ -129,7 +129,7 @@ describe('CassandraPolicyStore (real node)', () => {
   const store = () => new CassandraPolicyStore(client, { keyspace });
 
   it('is applied by the migrator as 002_config.cql', () => {
-    expect(migrated.applied).toEqual(['001_activity.cql', '002_config.cql']);
+    expect(migrated.applied).toContain('002_config.cql');
   });
 
   it('lists a policy once, at its new place, when a write died after its compare-and-set', async () => {
