@@ -4,8 +4,9 @@
 #   npm run test:distributed
 # Starts the engines (and stops them at the end if it started them), then the roles as separate
 # processes: 2 API pods (ROLE=api) behind a round-robin front, 2 scorers, 1 activity ingester and
-# 1 jobs worker; runs `vitest --project e2e` with E2E_BASE_URL pointed at the front, and exits with
-# the suite's status. Every run has its own keyspace, topic, consumer group and score stream.
+# 1 jobs worker (Temporal); runs `vitest --project e2e` with E2E_BASE_URL pointed at the front, and exits with
+# the suite's status. Every run has its own keyspace, topic, consumer group, score stream and
+# task queue.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 run=$$
@@ -18,7 +19,7 @@ export CASSANDRA_CONTACT_POINTS=${CASSANDRA_CONTACT_POINTS:-127.0.0.1:9042}
 export TEMPORAL_ADDRESS=${TEMPORAL_ADDRESS:-127.0.0.1:7233}
 export CASSANDRA_LOCAL_DC=${CASSANDRA_LOCAL_DC:-datacenter1}
 export CASSANDRA_KEYSPACE=e2e_dist_$run KAFKA_ACTIVITY_TOPIC=guard.activity.dist.$run
-export GUARD_SCORE_REQUEST_STREAM=guard:score:requests:dist:$run
+export GUARD_SCORE_REQUEST_STREAM=guard:score:requests:dist:$run GUARD_JOBS_TASK_QUEUE=guard-jobs-dist-$run
 export GUARD_LOG_LEVEL=info GUARD_ACCESS_LOG=false PORT=0 HOST=127.0.0.1
 key=gk_e2e_dist_${run}_0123456789abcdef
 logs=$(mktemp -d)
@@ -64,9 +65,7 @@ api1=$(port_of api-1) || exit 1
 start api-2 env GUARD_BOOTSTRAP_ADMIN_KEY=$key GUARD_ACTIVITY_SETTLE_MS=3000 \
   node services/api/dist/distributed/main.js
 api2=$(port_of api-2) || exit 1
-if [[ -f services/jobs-worker/dist/main.js ]]; then
-  start jobs-worker node services/jobs-worker/dist/main.js
-fi
+start jobs-worker node services/jobs-worker/dist/main.js
 start front node scripts/distributed/round-robin.mjs 0 "http://127.0.0.1:$api1" "http://127.0.0.1:$api2"
 front=$(port_of front) || exit 1
 

@@ -1,1 +1,3 @@
-export {};
+export * from './config.js';
+export * from './jobs-worker-process.js';
+export * from './build-stores.js';

@@ -8,6 +8,7 @@ import {
   type CassandraSettings,
 } from '@guard/platform';
 import { DEFAULT_SCORE_REQUEST_STREAM } from '@guard/contracts/score-envelope';
+import { DEFAULT_JOBS_TASK_QUEUE } from '@guard/adapters/temporal/temporal-job-runner';
 import { API_ENV, apiSettings, type ApiSettings } from '../settings.js';
 
 /**
@@ -28,6 +29,10 @@ const Env = z.object({
   GUARD_SCORER_MAX_QUEUE: envInt(1000, 1, 1_000_000),
   GUARD_SCORE_REQUEST_STREAM: z.string().min(1).default(DEFAULT_SCORE_REQUEST_STREAM),
   GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 7300),
+  // Unset: export jobs and bulk imports run in the API pods themselves (see docs/distributed.md).
+  TEMPORAL_ADDRESS: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  GUARD_JOBS_TASK_QUEUE: z.string().min(1).default(DEFAULT_JOBS_TASK_QUEUE),
   // How long a stop waits for requests in flight before it closes their connections.
   GUARD_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 600_000),
 });
@@ -46,6 +51,8 @@ export interface DistributedApiConfig extends ApiSettings {
   scoreRequestStream: string;
   activityRetentionDays: number;
   shutdownGraceMs: number;
+  /** Where export jobs and bulk imports run: Temporal workflows on the jobs workers, or null (these pods). */
+  temporal: { address: string; namespace: string; taskQueue: string } | null;
 }
 
 export function loadDistributedApiConfig(
@@ -64,5 +71,12 @@ export function loadDistributedApiConfig(
     scoreRequestStream: e.GUARD_SCORE_REQUEST_STREAM,
     activityRetentionDays: e.GUARD_ACTIVITY_RETENTION_DAYS,
     shutdownGraceMs: e.GUARD_SHUTDOWN_GRACE_MS,
+    temporal: e.TEMPORAL_ADDRESS
+      ? {
+          address: e.TEMPORAL_ADDRESS,
+          namespace: e.TEMPORAL_NAMESPACE,
+          taskQueue: e.GUARD_JOBS_TASK_QUEUE,
+        }
+      : null,
   };
 }

@@ -11,6 +11,8 @@ import {
   CachingOrgStore,
   cachingPolicyStore,
   type ConfigStores,
+  type JobActivities,
+  type JobRunner,
 } from '@guard/domain';
 import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-activity-store';
 import { CassandraApiKeyStore } from '@guard/adapters/cassandra/cassandra-api-key-store';
@@ -23,6 +25,8 @@ import { RedisConfigChanges } from '@guard/adapters/redis/redis-config-changes';
 import { RedisScoreClient } from '@guard/adapters/redis/redis-score-client';
 import { createHttpUpstream } from '@guard/adapters/upstream/http-upstream';
 import { InProcessJobRunner } from '@guard/adapters/jobs/in-process-job-runner';
+import { TemporalJobRunner } from '@guard/adapters/temporal/temporal-job-runner';
+import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../app.js';
 import type { ApiDeps } from '../deps.js';
 import type { DistributedApiConfig } from './config.js';
@@ -111,16 +115,10 @@ export async function startDistributedApi(
     keyspace,
     ttlSeconds: config.activityRetentionDays * 86_400,
   });
-  // Export jobs and bulk imports run in the pod that was asked, recorded in Cassandra: any pod
-  // answers their status, and the jobs of a pod that died are taken over once its lease lapses.
   const jobStore = new CassandraJobStore(cassandra, { keyspace });
-  const jobs = new InProcessJobRunner({
-    store: jobStore,
-    activities: createJobActivities({ jobs: jobStore, activities, policies, now: ids.now }),
-    logger: logger.child({ component: 'jobs' }),
-  });
-  lifecycle.onClose('jobs', () => jobs.close());
-  await jobs.resume({ takeOver: false });
+  const jobs = await buildJobRunner(config, lifecycle, logger, jobStore, () =>
+    createJobActivities({ jobs: jobStore, activities, policies, now: ids.now }),
+  );
 
   const api: ApiDeps = {
     config: {
@@ -209,4 +207,41 @@ async function bootstrapOnce(
     if (await deps.keys.hasAnyKey()) return;
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Where export jobs and bulk imports run. With TEMPORAL_ADDRESS: as Temporal workflows on the
+ * jobs workers (a job outlives any pod; retries and heartbeats are Temporal's). Without it: in
+ * the pod that was asked, recorded in Cassandra, so any pod answers their status and the jobs of
+ * a pod that died are taken over once its lease lapses.
+ */
+async function buildJobRunner(
+  config: DistributedApiConfig,
+  lifecycle: Lifecycle,
+  logger: Logger,
+  store: CassandraJobStore,
+  activities: () => JobActivities,
+): Promise<JobRunner> {
+  if (config.temporal) {
+    const connection = await Connection.connect({ address: config.temporal.address });
+    lifecycle.onClose('temporal', () => connection.close());
+    logger.info(
+      { temporal: config.temporal.address, task_queue: config.temporal.taskQueue },
+      'export jobs and bulk imports run on the Temporal jobs workers',
+    );
+    return new TemporalJobRunner({
+      client: new Client({ connection, namespace: config.temporal.namespace }),
+      store,
+      taskQueue: config.temporal.taskQueue,
+    });
+  }
+  const runner = new InProcessJobRunner({
+    store,
+    activities: activities(),
+    logger: logger.child({ component: 'jobs' }),
+  });
+  lifecycle.onClose('jobs', () => runner.close());
+  await runner.resume({ takeOver: false });
+  logger.info('export jobs and bulk imports run in the API pods (no TEMPORAL_ADDRESS)');
+  return runner;
 }

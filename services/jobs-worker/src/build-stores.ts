@@ -1,0 +1,38 @@
+import { Client as CassandraClient } from 'cassandra-driver';
+import type { Lifecycle, Logger } from '@guard/platform';
+import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-activity-store';
+import { CassandraJobStore } from '@guard/adapters/cassandra/cassandra-job-store';
+import { CassandraPolicyStore } from '@guard/adapters/cassandra/cassandra-policy-store';
+import { migrateCassandra } from '@guard/adapters/cassandra/migrate';
+import type { JobsWorkerConfig } from './config.js';
+import type { JobWorkerStores } from './jobs-worker-process.js';
+
+/**
+ * The stores of the production worker, on Cassandra: jobs (records, progress, results), policies
+ * (what a bulk import writes) and activity (what an export counts). Policies are written without
+ * a change notice: API pods cache policies by id only, and the ids an import writes are new.
+ */
+export async function buildStores(
+  config: JobsWorkerConfig,
+  logger: Logger,
+  lifecycle: Lifecycle,
+): Promise<JobWorkerStores> {
+  const cassandra = new CassandraClient({
+    contactPoints: config.cassandra.contactPoints,
+    localDataCenter: config.cassandra.localDataCenter,
+  });
+  lifecycle.onClose('cassandra', () => cassandra.shutdown());
+  await cassandra.connect();
+  // Every role that needs the tables applies the migrations (the migrator holds a lock).
+  const migrated = await migrateCassandra(cassandra, { keyspace: config.cassandra.keyspace });
+  if (migrated.applied.length > 0) logger.info({ applied: migrated.applied }, 'Cassandra migrated');
+  const keyspace = config.cassandra.keyspace;
+  return {
+    jobs: new CassandraJobStore(cassandra, { keyspace }),
+    policies: new CassandraPolicyStore(cassandra, { keyspace }),
+    activities: new CassandraActivityStore(cassandra, {
+      keyspace,
+      ttlSeconds: config.activityRetentionDays * 86_400,
+    }),
+  };
+}
