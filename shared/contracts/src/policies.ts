@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { PolicyMode, RuleMode, STREAM_MODES } from '@guard/domain';
+import { POLICY_FAIL_MODES, PolicyMode, RuleMode, STREAM_MODES } from '@guard/domain';
 import { ScannersConfigSchema } from '@guard/scoring';
 import { IsoTimestamp, Threshold } from './common.js';
 
 /** A compatible policy extension: how streamed completions are moderated. */
 export const StreamModeSchema = z.enum(STREAM_MODES).meta({ id: 'StreamMode' });
+export const PolicyFailModeSchema = z.enum(POLICY_FAIL_MODES).meta({ id: 'PolicyFailMode' });
+const ScoringTimeout = z.number().int().min(50).max(600_000);
 
 const RuleName = z.string().min(1).max(255);
 export { RuleMode };
@@ -67,6 +69,14 @@ const policyFields = {
   stream_mode: StreamModeSchema.nullable().optional().meta({
     description:
       'How streamed completions are moderated: `window` (default), `buffer` or `observe`; null in an update goes back to the server default.',
+  }),
+  fail_mode: PolicyFailModeSchema.nullable().optional().meta({
+    description:
+      'What a scoring that fails or runs out of time counts as: `fail_closed` (a violation, the default) or `fail_open` (no violation); either way the response says `error: true`. null in an update goes back to the server default (GUARD_FAIL_MODE).',
+  }),
+  scoring_timeout_ms: ScoringTimeout.nullable().optional().meta({
+    description:
+      'How long a scoring under this policy may take (50 to 600000 ms) before the fail mode answers; null in an update goes back to the server default (GUARD_SCORE_TIMEOUT_MS).',
   }),
 };
 
@@ -158,6 +168,8 @@ const contentFields = {
   scanners_config: z.record(z.string(), z.unknown()),
   block_message: z.string(),
   stream_mode: StreamModeSchema.optional(),
+  fail_mode: PolicyFailModeSchema.optional(),
+  scoring_timeout_ms: z.number().int().optional(),
 };
 
 export const Policy = z

@@ -68,7 +68,14 @@ export interface PolicyContent {
   block_message: string;
   /** How streamed answers are moderated (absent: the server's default). */
   stream_mode?: StreamMode | undefined;
+  /** What a failed or timed-out scoring counts as (absent: the server's default). */
+  fail_mode?: PolicyFailMode | undefined;
+  /** How long scoring may take before the fail mode answers (absent: the server's default). */
+  scoring_timeout_ms?: number | undefined;
 }
+
+export const POLICY_FAIL_MODES = ['fail_closed', 'fail_open'] as const;
+export type PolicyFailMode = (typeof POLICY_FAIL_MODES)[number];
 
 export interface Policy extends PolicyContent {
   id: string;

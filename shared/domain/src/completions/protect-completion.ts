@@ -11,6 +11,7 @@ import { toScoreMessages, type InlineRule, type RawMessage } from '../monitor/mo
 import {
   policyScoreFields,
   resolvePolicies,
+  scoringOf,
   type EffectivePolicy,
   type ThresholdOverrides,
 } from '../monitor/resolve-policies.js';
@@ -149,6 +150,7 @@ export async function protectCompletion(
     overrides: input.overrides,
   });
   const streamMode = input.stream_mode ?? policy.stream_mode ?? deps.stream.mode;
+  const scoring = scoringOf(policy, deps.failMode);
   const baseRequest = {
     ...policyScoreFields(policy),
     reasoning_mode: input.reasoning_mode ?? 'off',
@@ -177,7 +179,7 @@ export async function protectCompletion(
         ],
         phase: 'output',
       },
-      deps.failMode,
+      scoring,
     );
 
   const lastUser = messages.findLast((m) => m.role === 'user')?.content;
@@ -242,7 +244,7 @@ export async function protectCompletion(
     modelCall = input.callModel(callSignal);
     modelCall.catch(() => undefined); // observed below, or dropped with the call
   }
-  const pre = await scoreSafely(deps.engine, preRequest, deps.failMode);
+  const pre = await scoreSafely(deps.engine, preRequest, scoring);
   if (blocks(pre)) {
     cancel.abort(new Error('input blocked by the guard'));
     const rep = await record({ pre, post: null, blocked: 'input' });

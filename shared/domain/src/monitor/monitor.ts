@@ -17,7 +17,13 @@ import {
   type InlineRulesInput,
   type RawMessage,
 } from './monitor-input.js';
-import { policyScoreFields, resolvePolicies, type EffectivePolicy } from './resolve-policies.js';
+import {
+  policyScoreFields,
+  resolvePolicies,
+  scoringOf,
+  type EffectivePolicy,
+  type ScoringTerms,
+} from './resolve-policies.js';
 import { buildActivity } from './activity-record.js';
 
 export interface MonitorDeps {
@@ -82,14 +88,18 @@ export function analysisOf(r: ScoreResult): MonitorAnalysis {
   return analysis;
 }
 
-/** Score with the engine; a failure becomes an `error: true` result under the fail mode. */
+/**
+ * Score with the engine; a failure or a scoring past `timeoutMs` becomes an `error: true` result
+ * under the fail mode.
+ */
 export async function scoreSafely(
   engine: ScoreClient,
   request: ScoreRequest,
-  failMode: 'open' | 'closed',
+  { failMode, timeoutMs }: ScoringTerms,
 ): Promise<ScoreResult> {
+  const signal = timeoutMs === null ? undefined : AbortSignal.timeout(timeoutMs);
   try {
-    const result = await engine.score(request);
+    const result = await engine.score(request, signal);
     // The engine reports its own failures as error results: the fail mode decides what they count as.
     if (result.error)
       return {
@@ -102,7 +112,12 @@ export async function scoreSafely(
     // No scorer could take the request at all (queue full, Redis away): not a verdict the fail
     // mode can stand in for, but a 503 the caller retries.
     if (isAppError(err) && err.code === 'SCORER_UNAVAILABLE') throw err;
-    const failed = errorScoreResult(request, err);
+    const failed = errorScoreResult(
+      request,
+      signal?.aborted
+        ? new Error(`scoring took longer than the policy's scoring_timeout_ms (${timeoutMs} ms)`)
+        : err,
+    );
     return {
       ...failed,
       violation: failMode === 'closed' ? 1 : 0,
@@ -137,7 +152,7 @@ export async function monitor(
     reasoning_mode: input.reasoning_mode ?? 'off',
     ...(tools ? { tools } : {}),
   };
-  const result = await scoreSafely(deps.engine, request, deps.failMode);
+  const result = await scoreSafely(deps.engine, request, scoringOf(policy, deps.failMode));
   const analysis = analysisOf(result);
   const bypass = isBypass(input.metadata);
   // The id and time are taken when the decision is recorded: export pages by id below a watermark

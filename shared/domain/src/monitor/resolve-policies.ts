@@ -6,6 +6,7 @@ import {
   DEFAULT_BLOCK_MESSAGE,
   DEFAULT_THRESHOLDS,
   type Policy,
+  type PolicyFailMode,
   type Principal,
 } from '../types.js';
 import type { InlineRule } from './monitor-input.js';
@@ -24,6 +25,9 @@ export interface EffectivePolicy {
   stream_mode: StreamMode | null;
   /** See ScoreRequest.policy_revision: set when rules and scanners are the stored policies' own. */
   policy_revision: string | undefined;
+  /** The first policy's `fail_mode` and `scoring_timeout_ms`, if it sets them. */
+  fail_mode: PolicyFailMode | null;
+  scoring_timeout_ms: number | null;
 }
 
 export interface ThresholdOverrides {
@@ -110,10 +114,35 @@ export async function resolvePolicies(
     scanners_config: { ...(first?.scanners_config ?? {}), ...(req.scanner_configs ?? {}) },
     block_message: first?.block_message ?? DEFAULT_BLOCK_MESSAGE,
     stream_mode: first?.stream_mode ?? null,
+    fail_mode: first?.fail_mode ?? null,
+    scoring_timeout_ms: first?.scoring_timeout_ms ?? null,
     policy_revision:
       req.inline.length === 0 && req.scanner_configs === undefined
         ? policies.map((p) => `${p.id}@${p.updated_at}`).join(',')
         : undefined,
+  };
+}
+
+/** How a scoring is run under the policies in force (scoreSafely). */
+export interface ScoringTerms {
+  failMode: 'open' | 'closed';
+  /** Give up after this long (the engine's own deadline applies too); null: the engine's only. */
+  timeoutMs: number | null;
+}
+
+/** How scoring runs under the policies in force: their fail mode and timeout, else the server's. */
+export function scoringOf(
+  policy: EffectivePolicy,
+  serverFailMode: 'open' | 'closed',
+): ScoringTerms {
+  return {
+    failMode:
+      policy.fail_mode === null
+        ? serverFailMode
+        : policy.fail_mode === 'fail_open'
+          ? 'open'
+          : 'closed',
+    timeoutMs: policy.scoring_timeout_ms,
   };
 }
 

@@ -32,7 +32,7 @@ const reportingError: ScoreClient = {
 describe('scoreSafely', () => {
   it('fails closed by default: an error is never a clean pass', async () => {
     for (const engine of [throwing, reportingError]) {
-      const r = await scoreSafely(engine, request, 'closed');
+      const r = await scoreSafely(engine, request, { failMode: 'closed', timeoutMs: null });
       expect(r).toMatchObject({ error: true, violation: 1, alarm: true, phase: 'input' });
       expect(r.error_message).toMatch(/scorer down|detector crashed/);
     }
@@ -40,7 +40,7 @@ describe('scoreSafely', () => {
 
   it('fails open when configured, still saying error', async () => {
     for (const engine of [throwing, reportingError]) {
-      const r = await scoreSafely(engine, request, 'open');
+      const r = await scoreSafely(engine, request, { failMode: 'open', timeoutMs: null });
       expect(r).toMatchObject({ error: true, violation: 0 });
     }
   });
@@ -52,8 +52,26 @@ describe('scoreSafely', () => {
       },
     };
     for (const mode of ['open', 'closed'] as const)
-      await expect(scoreSafely(full, request, mode)).rejects.toMatchObject({
+      await expect(
+        scoreSafely(full, request, { failMode: mode, timeoutMs: null }),
+      ).rejects.toMatchObject({
         code: 'SCORER_UNAVAILABLE',
       });
+  });
+
+  it("gives up at the policy's timeout and answers by its fail mode, saying why", async () => {
+    const slow: ScoreClient = {
+      score: (_r, signal) =>
+        new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => reject(signal.reason as Error));
+        }),
+    };
+    const started = Date.now();
+    const open = await scoreSafely(slow, request, { failMode: 'open', timeoutMs: 60 });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(open).toMatchObject({ error: true, violation: 0, alarm: false });
+    expect(open.error_message).toMatch(/scoring_timeout_ms \(60 ms\).*fail mode open/);
+    const closed = await scoreSafely(slow, request, { failMode: 'closed', timeoutMs: 60 });
+    expect(closed).toMatchObject({ error: true, violation: 1, alarm: true });
   });
 });

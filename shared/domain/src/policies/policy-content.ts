@@ -4,6 +4,7 @@ import {
   DEFAULT_THRESHOLDS,
   type Policy,
   type PolicyContent,
+  type PolicyFailMode,
   type RuleMode,
 } from '../types.js';
 import type { StreamMode } from '../completions/stream-moderator.js';
@@ -25,6 +26,8 @@ export interface PolicyInput {
   block_message?: string | undefined;
   /** null (in an update) goes back to the server's default. */
   stream_mode?: StreamMode | null | undefined;
+  fail_mode?: PolicyFailMode | null | undefined;
+  scoring_timeout_ms?: number | null | undefined;
 }
 
 export type PolicyPatch = Partial<PolicyInput>;
@@ -46,7 +49,7 @@ export function contentFromInput(input: PolicyInput): PolicyContent {
       input.post_violation_jb_threshold ?? DEFAULT_THRESHOLDS.post_violation_jb_threshold,
     scanners_config: { ...(input.scanners_config ?? {}) },
     block_message: input.block_message ?? DEFAULT_BLOCK_MESSAGE,
-    ...(input.stream_mode ? { stream_mode: input.stream_mode } : {}),
+    ...optionalFields(input),
   };
   checkRuleModes(content);
   return content;
@@ -67,8 +70,10 @@ export function applyPatch(current: PolicyContent, patch: PolicyPatch): PolicyCo
     next.post_violation_jb_threshold = patch.post_violation_jb_threshold;
   if (patch.scanners_config !== undefined) next.scanners_config = { ...patch.scanners_config };
   if (patch.block_message !== undefined) next.block_message = patch.block_message;
-  if (patch.stream_mode === null) delete next.stream_mode;
-  else if (patch.stream_mode !== undefined) next.stream_mode = patch.stream_mode;
+  for (const key of OPTIONAL_FIELDS) {
+    if (patch[key] === null) delete next[key];
+    else if (patch[key] !== undefined) Object.assign(next, { [key]: patch[key] });
+  }
   const rules = patch.categories ?? patch.rules;
   if (rules !== undefined) {
     next.rules = { ...rules };
@@ -110,8 +115,18 @@ export function contentOf(p: Policy): PolicyContent {
     post_violation_jb_threshold: p.post_violation_jb_threshold,
     scanners_config: p.scanners_config,
     block_message: p.block_message,
-    ...(p.stream_mode ? { stream_mode: p.stream_mode } : {}),
+    ...optionalFields(p),
   };
+}
+
+/** Fields a policy may leave unset (the server's default applies); null in an update unsets. */
+const OPTIONAL_FIELDS = ['stream_mode', 'fail_mode', 'scoring_timeout_ms'] as const;
+
+function optionalFields(p: PolicyInput | PolicyContent): Partial<PolicyContent> {
+  const out: Partial<PolicyContent> = {};
+  for (const key of OPTIONAL_FIELDS)
+    if (p[key] !== undefined && p[key] !== null) Object.assign(out, { [key]: p[key] });
+  return out;
 }
 
 export const EXPORT_VERSION = '1.0';
@@ -129,6 +144,8 @@ export interface PolicyExportItem {
   scanners_config: Record<string, unknown>;
   block_message: string;
   stream_mode?: StreamMode | undefined;
+  fail_mode?: PolicyFailMode | undefined;
+  scoring_timeout_ms?: number | undefined;
   export_version: string;
 }
 

@@ -31,7 +31,9 @@ export async function updatePolicy(
     const after = applyPatch(before, patch);
     // A no-op update still counts as an update: the caller asked for it and sees a fresh updated_at.
     const now = strictlyAfter(deps.now(), current.updated_at);
-    const next: Policy = { ...current, ...after, updated_at: now };
+    // The new content whole (a field the patch unset is gone), on the policy's identity.
+    const { id, org_id, is_preset, created_at } = current;
+    const next: Policy = { id, org_id, is_preset, created_at, ...after, updated_at: now };
     const write = await deps.policies.replace(
       next,
       {
