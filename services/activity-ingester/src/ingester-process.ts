@@ -1,7 +1,6 @@
-import { Client } from 'cassandra-driver';
 import { Kafka } from 'kafkajs';
 import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-activity-store';
-import { migrateCassandra } from '@guard/adapters/cassandra/migrate';
+import { connectCassandra } from '@guard/adapters/cassandra/connect';
 import { kafkaLogCreator } from '@guard/adapters/kafka/kafka-log';
 import type { Lifecycle, Logger } from '@guard/platform';
 import { ActivityIngester } from './activity-ingester.js';
@@ -24,14 +23,7 @@ export async function startIngesterProcess(
   logger: Logger,
   lifecycle: Lifecycle,
 ): Promise<RunningIngester> {
-  const cassandra = new Client({
-    contactPoints: config.cassandra.contactPoints,
-    localDataCenter: config.cassandra.localDataCenter,
-  });
-  await cassandra.connect();
-  lifecycle.onClose('cassandra', () => cassandra.shutdown());
-  const migrated = await migrateCassandra(cassandra, { keyspace: config.cassandra.keyspace });
-  logger.info({ ...migrated }, 'cassandra schema up to date');
+  const cassandra = await connectCassandra(config.cassandra, logger, lifecycle);
   const store = new CassandraActivityStore(cassandra, {
     keyspace: config.cassandra.keyspace,
     ttlSeconds: config.retentionSeconds,

@@ -7,6 +7,7 @@ import {
   type UpstreamRoute,
   type UpstreamRouting,
 } from './completions/upstream-routing.js';
+import type { ApiConfig } from './deps.js';
 
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (v === '' ? undefined : v), schema.optional());
@@ -66,6 +67,23 @@ export interface ApiSettings {
   stream: StreamModeration;
   outputContextChars: number;
   activitySettleMs: number;
+}
+
+/** What of the settings the HTTP layer itself reads (ApiDeps.config). */
+export function apiConfigOf(s: ApiSettings, version: string): ApiConfig {
+  return {
+    bodyLimitBytes: s.bodyLimitBytes,
+    maxJsonDepth: s.maxJsonDepth,
+    version,
+    accessLog: s.accessLog,
+    maxMessages: s.maxMessages,
+    maxTextChars: s.maxTextChars,
+    failMode: s.failMode,
+    excerptChars: s.excerptChars,
+    stream: s.stream,
+    outputContextChars: s.outputContextChars,
+    activitySettleMs: s.activitySettleMs,
+  };
 }
 
 export function apiSettings(e: ApiEnv, env: Record<string, string | undefined>): ApiSettings {

@@ -1,9 +1,8 @@
-import { Client as CassandraClient } from 'cassandra-driver';
 import type { Lifecycle, Logger } from '@guard/platform';
 import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-activity-store';
 import { CassandraJobStore } from '@guard/adapters/cassandra/cassandra-job-store';
 import { CassandraPolicyStore } from '@guard/adapters/cassandra/cassandra-policy-store';
-import { migrateCassandra } from '@guard/adapters/cassandra/migrate';
+import { connectCassandra } from '@guard/adapters/cassandra/connect';
 import type { JobsWorkerConfig } from './config.js';
 import type { JobWorkerStores } from './jobs-worker-process.js';
 
@@ -17,15 +16,7 @@ export async function buildStores(
   logger: Logger,
   lifecycle: Lifecycle,
 ): Promise<JobWorkerStores> {
-  const cassandra = new CassandraClient({
-    contactPoints: config.cassandra.contactPoints,
-    localDataCenter: config.cassandra.localDataCenter,
-  });
-  lifecycle.onClose('cassandra', () => cassandra.shutdown());
-  await cassandra.connect();
-  // Every role that needs the tables applies the migrations (the migrator holds a lock).
-  const migrated = await migrateCassandra(cassandra, { keyspace: config.cassandra.keyspace });
-  if (migrated.applied.length > 0) logger.info({ applied: migrated.applied }, 'Cassandra migrated');
+  const cassandra = await connectCassandra(config.cassandra, logger, lifecycle);
   const keyspace = config.cassandra.keyspace;
   return {
     jobs: new CassandraJobStore(cassandra, { keyspace }),

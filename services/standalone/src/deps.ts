@@ -14,6 +14,7 @@ import {
 } from '@guard/adapters';
 import { createServingEngine, type ServingEngine } from '@guard/scoring/pool/serving-engine';
 import type { ApiDeps } from '@guard/api';
+import { apiConfigOf } from '@guard/api/settings';
 import { Client as CassandraClient } from 'cassandra-driver';
 import { KafkaActivitySink } from '@guard/adapters/kafka/kafka-activity-sink';
 import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-activity-store';
@@ -149,19 +150,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     logger: logger.child({ component: 'jobs' }),
   });
   const api: ApiDeps = {
-    config: {
-      bodyLimitBytes: config.bodyLimitBytes,
-      maxJsonDepth: config.maxJsonDepth,
-      version: VERSION,
-      accessLog: config.accessLog,
-      maxMessages: config.maxMessages,
-      maxTextChars: config.maxTextChars,
-      failMode: config.failMode,
-      excerptChars: config.excerptChars,
-      stream: config.stream,
-      outputContextChars: config.outputContextChars,
-      activitySettleMs: config.activitySettleMs,
-    },
+    config: apiConfigOf(config, VERSION),
     logger,
     // Caching is decided here, once: key, org and policy reads on every request are served from
     // memory for up to GUARD_AUTH_CACHE_TTL_MS; writes through these stores apply at once, and

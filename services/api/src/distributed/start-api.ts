@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { Client as CassandraClient } from 'cassandra-driver';
 import { Redis } from 'ioredis';
 import { newId, type Lifecycle, type Logger } from '@guard/platform';
 import {
@@ -19,7 +18,7 @@ import { CassandraApiKeyStore } from '@guard/adapters/cassandra/cassandra-api-ke
 import { CassandraJobStore } from '@guard/adapters/cassandra/cassandra-job-store';
 import { CassandraOrgStore } from '@guard/adapters/cassandra/cassandra-org-store';
 import { CassandraPolicyStore } from '@guard/adapters/cassandra/cassandra-policy-store';
-import { migrateCassandra } from '@guard/adapters/cassandra/migrate';
+import { connectCassandra } from '@guard/adapters/cassandra/connect';
 import { KafkaActivitySink } from '@guard/adapters/kafka/kafka-activity-sink';
 import { RedisConfigChanges } from '@guard/adapters/redis/redis-config-changes';
 import { RedisScoreClient } from '@guard/adapters/redis/redis-score-client';
@@ -29,6 +28,7 @@ import { TemporalJobRunner } from '@guard/adapters/temporal/temporal-job-runner'
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../app.js';
 import type { ApiDeps } from '../deps.js';
+import { apiConfigOf } from '../settings.js';
 import type { DistributedApiConfig } from './config.js';
 
 export const VERSION = '0.1.0';
@@ -52,16 +52,7 @@ export async function startDistributedApi(
   logger: Logger,
   lifecycle: Lifecycle,
 ): Promise<RunningApi> {
-  const cassandra = new CassandraClient({
-    contactPoints: config.cassandra.contactPoints,
-    localDataCenter: config.cassandra.localDataCenter,
-  });
-  lifecycle.onClose('cassandra', () => cassandra.shutdown());
-  await cassandra.connect();
-  // Every role that needs the tables applies the migrations: the migrator holds a lock, so
-  // pods that start together apply each one once.
-  const migrated = await migrateCassandra(cassandra, { keyspace: config.cassandra.keyspace });
-  if (migrated.applied.length > 0) logger.info({ applied: migrated.applied }, 'Cassandra migrated');
+  const cassandra = await connectCassandra(config.cassandra, logger, lifecycle);
 
   const redis = new Redis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   lifecycle.onClose('redis', async () => void (await redis.quit().catch(() => undefined)));
@@ -121,19 +112,7 @@ export async function startDistributedApi(
   );
 
   const api: ApiDeps = {
-    config: {
-      bodyLimitBytes: config.bodyLimitBytes,
-      maxJsonDepth: config.maxJsonDepth,
-      version: VERSION,
-      accessLog: config.accessLog,
-      maxMessages: config.maxMessages,
-      maxTextChars: config.maxTextChars,
-      failMode: config.failMode,
-      excerptChars: config.excerptChars,
-      stream: config.stream,
-      outputContextChars: config.outputContextChars,
-      activitySettleMs: config.activitySettleMs,
-    },
+    config: apiConfigOf(config, VERSION),
     logger,
     // Cached in this pod for up to GUARD_AUTH_CACHE_TTL_MS, dropped at once when any pod writes.
     orgs: ttl > 0 ? new CachingOrgStore(stores.orgs, ttl, cached) : stores.orgs,
