@@ -1,5 +1,6 @@
 import { types, type Client, type QueryOptions } from 'cassandra-driver';
 import {
+  claimedJob,
   isFinished,
   type JobPatch,
   type JobRecord,
@@ -169,19 +170,8 @@ export class CassandraJobStore implements JobStore {
     force = false,
   ): Promise<JobRecord | null> {
     return this.compareAndSet(id, ({ job, revision }) => {
-      if (isFinished(job.status)) return null;
-      const free =
-        force ||
-        job.lease_owner === null ||
-        job.lease_owner === owner ||
-        (job.lease_until ?? 0) < nowMs;
-      if (!free) return null;
-      const next: JobRecord = {
-        ...job,
-        attempts: job.lease_owner === owner ? job.attempts : job.attempts + 1,
-        lease_owner: owner,
-        lease_until: nowMs + leaseMs,
-      };
+      const next = claimedJob(job, owner, nowMs, leaseMs, force);
+      if (!next) return null;
       return {
         query: this.cql.setLease,
         params: [

@@ -1,4 +1,11 @@
-import { clone, isFinished, type JobPatch, type JobRecord, type JobStore } from '@guard/domain';
+import {
+  claimedJob,
+  clone,
+  isFinished,
+  type JobPatch,
+  type JobRecord,
+  type JobStore,
+} from '@guard/domain';
 
 /** The in-memory twin of the job store (tests, and the in-process API harness). */
 export class MemoryJobStore implements JobStore {
@@ -32,19 +39,8 @@ export class MemoryJobStore implements JobStore {
     force = false,
   ): Promise<JobRecord | null> {
     const job = this.jobs.get(id);
-    if (!job || isFinished(job.status)) return null;
-    const free =
-      force ||
-      job.lease_owner === null ||
-      job.lease_owner === owner ||
-      (job.lease_until ?? 0) < nowMs;
-    if (!free) return null;
-    const next: JobRecord = {
-      ...job,
-      attempts: job.lease_owner === owner ? job.attempts : job.attempts + 1,
-      lease_owner: owner,
-      lease_until: nowMs + leaseMs,
-    };
+    const next = job ? claimedJob(job, owner, nowMs, leaseMs, force) : null;
+    if (!next) return null;
     this.jobs.set(id, next);
     return clone(next);
   }

@@ -1,4 +1,4 @@
-import { isFinished, type JobPatch, type JobRecord, type JobStore } from '@guard/domain';
+import { claimedJob, type JobPatch, type JobRecord, type JobStore } from '@guard/domain';
 import type { SqliteDb } from './sqlite-database.js';
 
 interface Row {
@@ -78,19 +78,8 @@ export class SqliteJobStore implements JobStore {
     return this.db
       .transaction(() => {
         const job = this.read(id);
-        if (!job || isFinished(job.status)) return null;
-        const free =
-          force ||
-          job.lease_owner === null ||
-          job.lease_owner === owner ||
-          (job.lease_until ?? 0) < nowMs;
-        if (!free) return null;
-        const next: JobRecord = {
-          ...job,
-          attempts: job.lease_owner === owner ? job.attempts : job.attempts + 1,
-          lease_owner: owner,
-          lease_until: nowMs + leaseMs,
-        };
+        const next = job ? claimedJob(job, owner, nowMs, leaseMs, force) : null;
+        if (!next) return null;
         this.save(next);
         return next;
       })

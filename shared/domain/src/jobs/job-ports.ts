@@ -131,6 +131,33 @@ export interface JobRunner {
   waitFor(id: string): Promise<JobRecord>;
 }
 
+/**
+ * What a claim makes of a job, or null when it cannot be claimed: finished, or held by another
+ * owner whose lease has not lapsed (unless `force`). A claim by a new owner counts an attempt.
+ * Every JobStore applies this rule, each with its own way of making the read and the write one.
+ */
+export function claimedJob(
+  job: JobRecord,
+  owner: string,
+  nowMs: number,
+  leaseMs: number,
+  force: boolean,
+): JobRecord | null {
+  if (isFinished(job.status)) return null;
+  const free =
+    force ||
+    job.lease_owner === null ||
+    job.lease_owner === owner ||
+    (job.lease_until ?? 0) < nowMs;
+  if (!free) return null;
+  return {
+    ...job,
+    attempts: job.lease_owner === owner ? job.attempts : job.attempts + 1,
+    lease_owner: owner,
+    lease_until: nowMs + leaseMs,
+  };
+}
+
 export function isFinished(status: JobStatus): boolean {
   return status === 'succeeded' || status === 'failed';
 }
