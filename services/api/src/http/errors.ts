@@ -154,7 +154,10 @@ export function errorHandler() {
           .json(standardBody('BAD_REQUEST', appError.message, { errors: appError.issues }));
       return;
     }
-    if (appError.status >= 500) req.ctx?.logger.error({ err: appError }, appError.message);
+    // A full scoring queue is backpressure the client is told to retry, not a fault to act on.
+    if (appError.code === 'SCORER_UNAVAILABLE')
+      req.ctx?.logger.warn({ code: appError.code }, appError.message);
+    else if (appError.status >= 500) req.ctx?.logger.error({ err: appError }, appError.message);
     res
       .status(appError.status)
       .json(standardBody(appError.code, appError.message, appError.details));

@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { SCORE_CONTRACT_VERSION, type ScoreClient, type ScoreRequest } from '@guard/domain';
 import { createLogger } from '@guard/platform';
 import { createDefaultEngine, ScoreDeadlineError } from '@guard/scoring';
+import { freePort, startRedisServer, stopRedisServer } from '@guard/testing/redis-server';
 import { A_BENIGN, A_JAILBREAK, aScoreRequest } from '@guard/testing/score-request';
 import { ENVELOPE_FIELD, ScoreReplyEnvelope } from '@guard/contracts/score-envelope';
 import { RedisScoreClient, type RedisScoreClientOptions } from './redis-score-client.js';
@@ -361,34 +360,3 @@ describe('scoring over Redis Streams (real server)', () => {
     expect(slow.calls).toBe(3);
   }, 20_000);
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A Redis of this test's own (engines.sh installs the binary), without persistence. */
-function startRedisServer(port: number): ChildProcess {
-  const bin = process.env.GUARD_REDIS_SERVER ?? 'redis-server';
-  const child = spawn(
-    bin,
-    ['--bind', '127.0.0.1', '--port', String(port), '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  child.once('error', (err) => {
-    throw new Error(`cannot start ${bin} (set GUARD_REDIS_SERVER): ${err.message}`);
-  });
-  return child;
-}
-
-function stopRedisServer(server: ChildProcess): Promise<void> {
-  if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    server.once('exit', () => resolve());
-    server.kill('SIGKILL');
-  });
-}
