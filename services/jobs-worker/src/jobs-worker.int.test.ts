@@ -1,6 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +10,8 @@ import { openSqlite, type SqliteDb } from '@guard/adapters/sqlite/sqlite-databas
 import { SqliteJobStore } from '@guard/adapters/sqlite/sqlite-job-store';
 import { SqlitePolicyStore } from '@guard/adapters/sqlite/sqlite-policy-store';
 import { TemporalJobRunner } from '@guard/adapters/temporal/temporal-job-runner';
+import { freePort } from '@guard/testing/redis-server';
+import { exitOf, spawnRole, waitUntilReady, type RoleProcess } from '@guard/testing/role-process';
 
 /**
  * The jobs-worker role as processes of their own (the worker of main.ts over a SQLite file this
@@ -29,79 +29,27 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // kill its worker in the middle.
 const INSERT_DELAY_MS = 40;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface WorkerProcess {
-  child: ChildProcess;
-  port: number;
-  logs: Record<string, unknown>[];
-  output: string[];
-}
+type WorkerProcess = RoleProcess & { port: number };
 
 async function startWorker(file: string): Promise<WorkerProcess> {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['--conditions=source', '--import', 'tsx', entry, file, String(INSERT_DELAY_MS)],
+  const role = spawnRole(
+    'jobs worker',
+    entry,
     {
-      env: {
-        ...process.env,
-        NODE_ENV: 'production',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        GUARD_LOG_LEVEL: 'info',
-        TEMPORAL_ADDRESS: inject('engines').temporalAddress,
-        TEMPORAL_NAMESPACE: 'default',
-        GUARD_JOBS_TASK_QUEUE: taskQueue,
-        GUARD_JOBS_SHUTDOWN_GRACE_MS: '2000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TEMPORAL_ADDRESS: inject('engines').temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      GUARD_JOBS_TASK_QUEUE: taskQueue,
+      GUARD_JOBS_SHUTDOWN_GRACE_MS: '2000',
     },
+    [file, String(INSERT_DELAY_MS)],
   );
-  const w: WorkerProcess = { child, port, logs: [], output: [] };
-  let partial = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      w.output.push(line);
-      try {
-        w.logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  child.stderr!.on('data', (d: Buffer) => w.output.push(d.toString()));
-  return w;
+  return { ...role, port };
 }
 
-async function waitReady(w: WorkerProcess): Promise<void> {
-  const end = Date.now() + 45_000;
-  for (;;) {
-    if (w.child.exitCode !== null) throw new Error(`worker exited:\n${w.output.join('\n')}`);
-    const ready = await fetch(`http://127.0.0.1:${w.port}/readyz`)
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ready) return;
-    if (Date.now() > end) throw new Error(`worker not ready in 45 s:\n${w.output.join('\n')}`);
-    await sleep(100);
-  }
-}
-
-const exitOf = (child: ChildProcess) =>
-  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve({ code: child.exitCode, signal: child.signalCode });
-    } else child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
+const waitReady = (w: WorkerProcess) => waitUntilReady(w, `http://127.0.0.1:${w.port}/readyz`);
 
 function items(n: number): BulkItem[] {
   return Array.from({ length: n }, (_, i) => ({

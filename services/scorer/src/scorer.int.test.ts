@@ -1,5 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -7,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ScoreResult } from '@guard/domain';
 import { RedisScoreClient } from '@guard/adapters/redis/redis-score-client';
 import { A_BENIGN, A_JAILBREAK, aScoreRequest } from '@guard/testing/score-request';
+import { freePort } from '@guard/testing/redis-server';
+import { exitOf, spawnRole, waitUntilReady, type RoleProcess } from '@guard/testing/role-process';
 
 // Every key of this file lives under its own prefix, so parallel files and runs never collide.
 const prefix = `int:scorer:${process.pid}:${Date.now().toString(36)}:`;
@@ -14,79 +14,25 @@ const stream = `${prefix}requests`;
 const mainTs = path.join(path.dirname(fileURLToPath(import.meta.url)), 'main.ts');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface Scorer {
-  child: ChildProcess;
-  port: number;
-  /** Its JSON log lines, parsed. */
-  logs: Record<string, unknown>[];
-  output: string[];
-}
+type Scorer = RoleProcess & { port: number };
 
 /** The scorer role as a process of its own (from source, as the ingester's test does). */
 async function startScorer(redisUrl: string): Promise<Scorer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', mainTs], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      GUARD_LOG_LEVEL: 'info',
-      REDIS_URL: redisUrl,
-      GUARD_SCORE_REQUEST_STREAM: stream,
-      GUARD_SCORER_CONCURRENCY: '4',
-      // From source there is no compiled thread module: score on the main thread.
-      GUARD_SCORE_THREADS: '0',
-      GUARD_SCORER_CLAIM_IDLE_MS: '1000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const role = spawnRole('scorer', mainTs, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    REDIS_URL: redisUrl,
+    GUARD_SCORE_REQUEST_STREAM: stream,
+    GUARD_SCORER_CONCURRENCY: '4',
+    // From source there is no compiled thread module: score on the main thread.
+    GUARD_SCORE_THREADS: '0',
+    GUARD_SCORER_CLAIM_IDLE_MS: '1000',
   });
-  const scorer: Scorer = { child, port, logs: [], output: [] };
-  let partial = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      scorer.output.push(line);
-      try {
-        scorer.logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  child.stderr!.on('data', (d: Buffer) => scorer.output.push(d.toString()));
-  return scorer;
+  return { ...role, port };
 }
 
-async function waitReady(s: Scorer): Promise<void> {
-  const end = Date.now() + 45_000;
-  for (;;) {
-    if (s.child.exitCode !== null) throw new Error(`scorer exited:\n${s.output.join('\n')}`);
-    const ready = await fetch(`http://127.0.0.1:${s.port}/readyz`)
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ready) return;
-    if (Date.now() > end) throw new Error(`scorer not ready in 45 s:\n${s.output.join('\n')}`);
-    await sleep(100);
-  }
-}
-
-const exitOf = (child: ChildProcess) =>
-  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve({ code: child.exitCode, signal: child.signalCode });
-    } else child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
+const waitReady = (s: Scorer) => waitUntilReady(s, `http://127.0.0.1:${s.port}/readyz`);
 
 /** Pending entries per consumer of the group (XPENDING summary form). */
 async function pendingByConsumer(redis: Redis): Promise<Map<string, number>> {

@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client as CassandraClient } from 'cassandra-driver';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort, startRedisServer, stopRedisServer } from '@guard/testing/redis-server';
+import { exitOf, spawnRole, type RoleProcess } from '@guard/testing/role-process';
 
 /**
  * The fault "restart Redis during load" on processes: one scorer and two API pods on a Redis of
@@ -31,41 +32,9 @@ const apiMain = path.join(here, 'main.ts');
 const scorerMain = path.join(here, '../../../scorer/src/main.ts');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Role {
-  name: string;
-  child: ChildProcess;
-  /** Its JSON log lines, parsed. */
-  logs: Record<string, unknown>[];
-  output: string[];
-}
-
-/** A role as a process of its own, from source (as the scorer's and ingester's tests run them). */
-function startRole(name: string, main: string, env: Record<string, string>): Role {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', main], {
-    env: { ...process.env, NODE_ENV: 'production', GUARD_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const role: Role = { name, child, logs: [], output: [] };
-  let partial = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      role.output.push(line);
-      try {
-        role.logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  child.stderr!.on('data', (d: Buffer) => role.output.push(d.toString()));
-  return role;
-}
-
 async function waitFor<T>(
   what: string,
-  role: Role | null,
+  role: RoleProcess | null,
   check: () => Promise<T | undefined> | T | undefined,
   ms: number,
 ): Promise<T> {
@@ -84,7 +53,7 @@ async function waitFor<T>(
 }
 
 /** The port an API pod logged ("guard listening"). */
-const listeningPort = (pod: Role) =>
+const listeningPort = (pod: RoleProcess) =>
   waitFor(
     `${pod.name} to listen`,
     pod,
@@ -96,13 +65,6 @@ const status = (url: string) =>
   fetch(url, { signal: AbortSignal.timeout(2_000) })
     .then((r) => r.status)
     .catch(() => 0);
-
-const exitOf = (child: ChildProcess) =>
-  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      resolve({ code: child.exitCode, signal: child.signalCode });
-    } else child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
 
 interface Answer {
   status: number;
@@ -151,9 +113,9 @@ describe('api pods across a Redis restart (processes on real engines)', () => {
   let redisPort: number;
   let redisServer: ChildProcess;
   let cassandra: CassandraClient;
-  const roles: Role[] = [];
-  let scorer: Role;
-  let pods: [Role, Role];
+  const roles: RoleProcess[] = [];
+  let scorer: RoleProcess;
+  let pods: [RoleProcess, RoleProcess];
   let urls: [string, string];
   let scorerUrl: string;
   let probe: Redis | undefined;
@@ -174,7 +136,7 @@ describe('api pods across a Redis restart (processes on real engines)', () => {
       GUARD_SCORE_TIMEOUT_MS: String(SCORE_TIMEOUT_MS),
     };
     const scorerPort = await freePort();
-    scorer = startRole('scorer', scorerMain, {
+    scorer = spawnRole('scorer', scorerMain, {
       ...common,
       PORT: String(scorerPort),
       // From source there is no compiled thread module: score on the main thread.
@@ -200,10 +162,10 @@ describe('api pods across a Redis restart (processes on real engines)', () => {
       GUARD_ACTIVITY_SETTLE_MS: '0',
     };
     // The first pod applies the migrations and makes the staff key; the second starts after it.
-    const a = startRole('api-a', apiMain, api);
+    const a = spawnRole('api-a', apiMain, api);
     roles.push(a);
     const portA = await listeningPort(a);
-    const b = startRole('api-b', apiMain, api);
+    const b = spawnRole('api-b', apiMain, api);
     roles.push(b);
     const portB = await listeningPort(b);
     pods = [a, b];
