@@ -37,6 +37,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { cpuMs } from './load.mjs';
 import autocannon from 'autocannon';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -203,35 +204,6 @@ async function freePort() {
   return port;
 }
 
-// CPU time (user + system) of a process and its descendants, ms; NaN off Linux.
-const CLK_TCK =
-  Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim()) || 100;
-function treePids(pid) {
-  let kids = [];
-  try {
-    kids = fs
-      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter(Boolean)
-      .map(Number);
-  } catch {
-    /* gone, or not Linux */
-  }
-  return [pid, ...kids.flatMap(treePids)];
-}
-function cpuMs(pid) {
-  try {
-    let ticks = 0;
-    for (const p of treePids(pid)) {
-      const f = fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    }
-    return (ticks * 1000) / CLK_TCK;
-  } catch {
-    return NaN;
-  }
-}
 // Per-core busy and total jiffies from /proc/stat.
 function coreTimes() {
   const out = {};
