@@ -21,6 +21,7 @@ describe('ingester config', () => {
         keyspace: 'guard',
       },
       retentionSeconds: 30 * 86_400,
+      metrics: true,
     });
   });
 
@@ -31,7 +32,9 @@ describe('ingester config', () => {
       KAFKA_ACTIVITY_TOPIC: 'acme.activity.v1',
       GUARD_ACTIVITY_RETENTION_DAYS: '7',
       PORT: '0',
+      GUARD_METRICS: 'false',
     });
+    expect(c.metrics).toBe(false);
     expect(c.kafka.brokers).toEqual(['a:9092', 'b:9092']);
     expect(c.kafka.dlqTopic).toBe('acme.activity.v1.dlq');
     expect(c.retentionSeconds).toBe(7 * 86_400);

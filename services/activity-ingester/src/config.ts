@@ -32,6 +32,7 @@ const Env = z.object({
   ...cassandraEnv(),
   // 0 keeps activity forever; Cassandra's longest TTL is 20 years.
   GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 7300),
+  GUARD_METRICS: envBool(true),
 });
 
 export interface IngesterConfig {
@@ -52,6 +53,8 @@ export interface IngesterConfig {
   chunkSize: number;
   cassandra: CassandraSettings;
   retentionSeconds: number;
+  /** Serve Prometheus metrics at `/metrics` on the probe port. */
+  metrics: boolean;
 }
 
 export function loadConfig(env: Record<string, string | undefined>): IngesterConfig {
@@ -74,5 +77,6 @@ export function loadConfig(env: Record<string, string | undefined>): IngesterCon
     chunkSize: e.INGESTER_CHUNK_SIZE,
     cassandra: cassandraSettings(e),
     retentionSeconds: e.GUARD_ACTIVITY_RETENTION_DAYS * 86_400,
+    metrics: e.GUARD_METRICS,
   };
 }

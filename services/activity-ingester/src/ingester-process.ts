@@ -3,8 +3,10 @@ import { CassandraActivityStore } from '@guard/adapters/cassandra/cassandra-acti
 import { connectCassandra } from '@guard/adapters/cassandra/connect';
 import { kafkaLogCreator } from '@guard/adapters/kafka/kafka-log';
 import type { Lifecycle, Logger } from '@guard/platform';
+import { processMetrics, type GuardMetrics } from '@guard/platform/metrics';
 import { ActivityIngester } from './activity-ingester.js';
 import type { IngesterConfig } from './config.js';
+import { ConsumerLag } from './consumer-lag.js';
 import { startHealthServer, type RunningHealthServer } from './health-server.js';
 
 export interface RunningIngester {
@@ -46,7 +48,13 @@ export async function startIngesterProcess(
     partitionsConsumedConcurrently: config.partitionsConcurrency,
   });
 
-  const health = await startHealthServer(ingester, config.port, config.host);
+  const metrics = config.metrics ? processMetrics() : null;
+  if (metrics) {
+    const lag = new ConsumerLag(kafka, ingester.topic, ingester.groupId);
+    lifecycle.onClose('consumer lag', () => lag.close());
+    meterIngester(metrics, ingester, lag);
+  }
+  const health = await startHealthServer(ingester, config.port, config.host, metrics);
   lifecycle.onClose('health server', health.close);
   logger.info({ url: health.url }, 'probes listening');
 
@@ -58,4 +66,29 @@ export async function startIngesterProcess(
     'consuming activity',
   );
   return { ingester, health };
+}
+
+/** The ingester's own counters and the group's lag, read when Prometheus scrapes. */
+function meterIngester(metrics: GuardMetrics, ingester: ActivityIngester, lag: ConsumerLag): void {
+  const counters: [string, string, 'written' | 'batches' | 'retries' | 'poisoned'][] = [
+    ['guard_ingester_written_total', 'Activities written to the store.', 'written'],
+    ['guard_ingester_batches_total', 'Kafka batches processed.', 'batches'],
+    [
+      'guard_ingester_retries_total',
+      'Store writes, dead-letter sends and commits retried.',
+      'retries',
+    ],
+    [
+      'guard_ingester_poisoned_total',
+      'Unreadable messages sent to the dead-letter topic.',
+      'poisoned',
+    ],
+  ];
+  for (const [name, help, key] of counters)
+    metrics.counterFrom(name, help, () => ingester.stats[key]);
+  metrics.gaugeFrom(
+    'guard_ingester_consumer_lag',
+    'Messages of the activity topic the consumer group has not committed yet (all partitions).',
+    () => lag.read(),
+  );
 }

@@ -14,8 +14,11 @@ import { startInProcessApi, type ApiClient, type InProcessApi } from './testing/
  * against).
  */
 
-/** Served but deliberately not in the document: the document itself and its viewer. */
-const UNDOCUMENTED = new Set(['get /openapi.json']);
+/**
+ * Served but deliberately not in the document: the document itself and its viewer, and the
+ * Prometheus scrape (for the monitoring system, not for API clients).
+ */
+const UNDOCUMENTED = new Set(['get /openapi.json', 'get /metrics']);
 
 let api: InProcessApi;
 let staff: ApiClient;

@@ -17,6 +17,8 @@ import {
   type CompletionsRouteDeps,
 } from './completions/completions-router.js';
 import { createUpstreamResolver } from './completions/upstream-routing.js';
+import { meteredActivitySink } from './metrics/metered-activity-sink.js';
+import { meteredUpstream } from './metrics/metered-upstream.js';
 
 /** Activities per store read of an export job (counting and download alike). */
 const EXPORT_JOB_PAGE_SIZE = 1000;
@@ -28,7 +30,8 @@ export function createApp(deps: ApiDeps): Express {
   app.disable('etag');
   app.set('query parser', 'simple');
 
-  app.use(requestContext(deps.logger, deps.config.accessLog));
+  const metrics = deps.metrics ?? null;
+  app.use(requestContext(deps.logger, deps.config.accessLog, metrics));
   app.use(opsRouter(deps));
   const body = jsonBody({
     limitBytes: deps.config.bodyLimitBytes,
@@ -44,6 +47,7 @@ export function createApp(deps: ApiDeps): Express {
   const mount = (path: string, errorStyle: 'detail' | 'standard', router: Router) => {
     const declare: RequestHandler = (req, _res, next) => {
       req.ctx.validationStyle = errorStyle;
+      req.ctx.mountPath = path;
       next();
     };
     app.use(path, declare, ...body, auth, router);
@@ -74,7 +78,9 @@ export function createApp(deps: ApiDeps): Express {
     policies: deps.policies,
     orgs: deps.orgs,
     engine: deps.engine,
-    activity: deps.activitySink,
+    // Measured here rather than in each composition root: every process that serves the API
+    // counts decisions and upstream calls the same way, and the domain stays free of metrics.
+    activity: metrics ? meteredActivitySink(deps.activitySink, metrics) : deps.activitySink,
     newId: deps.newId,
     now: deps.now,
     failMode: deps.config.failMode,
@@ -110,7 +116,7 @@ export function createApp(deps: ApiDeps): Express {
       stream: deps.config.stream,
       outputContextChars: deps.config.outputContextChars,
     },
-    upstream: deps.upstream,
+    upstream: metrics ? meteredUpstream(deps.upstream, metrics) : deps.upstream,
     resolveUpstream: createUpstreamResolver(deps.upstreamRouting),
     limits,
   };

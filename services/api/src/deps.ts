@@ -1,4 +1,5 @@
 import type { Logger } from '@guard/platform';
+import type { GuardMetrics } from '@guard/platform/metrics';
 import type {
   ActivitySink,
   ActivityStore,
@@ -57,4 +58,9 @@ export interface ApiDeps {
   now: () => Date;
   /** Readiness of the stores and engines behind the API. */
   ready: () => Promise<boolean>;
+  /**
+   * Where requests, decisions and upstream calls are counted, served at `/metrics`; absent or
+   * null: nothing is measured and `/metrics` is not served (GUARD_METRICS=false).
+   */
+  metrics?: GuardMetrics | null;
 }

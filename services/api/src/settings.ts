@@ -43,6 +43,7 @@ export const API_ENV = {
   GUARD_OUTPUT_CONTEXT_CHARS: envInt(1000, 0, 1_000_000),
   GUARD_ACTIVITY_SETTLE_MS: envInt(2000, 0, 3_600_000),
   GUARD_BOOTSTRAP_ADMIN_KEY: optional(z.string().min(20).max(256)),
+  GUARD_METRICS: envBool(true),
 };
 
 export type ApiEnv = z.output<z.ZodObject<typeof API_ENV>>;
@@ -67,6 +68,8 @@ export interface ApiSettings {
   stream: StreamModeration;
   outputContextChars: number;
   activitySettleMs: number;
+  /** Count requests, decisions and upstream calls and serve them at `/metrics`. */
+  metrics: boolean;
 }
 
 /** What of the settings the HTTP layer itself reads (ApiDeps.config). */
@@ -125,6 +128,7 @@ export function apiSettings(e: ApiEnv, env: Record<string, string | undefined>):
     },
     outputContextChars: e.GUARD_OUTPUT_CONTEXT_CHARS,
     activitySettleMs: e.GUARD_ACTIVITY_SETTLE_MS,
+    metrics: e.GUARD_METRICS,
   };
 }
 

@@ -18,6 +18,7 @@ describe('jobs-worker config', () => {
         keyspace: 'guard',
       },
       activityRetentionDays: 30,
+      metrics: true,
     });
   });
 
@@ -33,6 +34,7 @@ describe('jobs-worker config', () => {
       GUARD_JOBS_SHUTDOWN_GRACE_MS: '500',
       CASSANDRA_KEYSPACE: 'acme',
       GUARD_ACTIVITY_RETENTION_DAYS: '7',
+      GUARD_METRICS: 'false',
     });
     expect(c).toMatchObject({
       port: 0,
@@ -43,6 +45,7 @@ describe('jobs-worker config', () => {
       shutdownGraceMs: 500,
       cassandra: { keyspace: 'acme' },
       activityRetentionDays: 7,
+      metrics: false,
     });
   });
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   cassandraEnv,
   cassandraSettings,
+  envBool,
   envInt,
   envLogLevel,
   parseEnv,
@@ -24,6 +25,7 @@ const WorkerEnv = z.object({
   GUARD_JOBS_MAX_ACTIVITIES: envInt(8, 1, 1_000),
   // How long a stop lets running activities finish before cancelling them (they are retried).
   GUARD_JOBS_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 600_000),
+  GUARD_METRICS: envBool(true),
 });
 
 const Env = WorkerEnv.extend({
@@ -41,6 +43,8 @@ export interface JobsWorkerSettings {
   /** Activities (import chunks, export pages) one process runs at once. */
   maxActivities: number;
   shutdownGraceMs: number;
+  /** Serve Prometheus metrics (the Node process metrics) at `/metrics` on the probe port. */
+  metrics: boolean;
 }
 
 export interface JobsWorkerConfig extends JobsWorkerSettings {
@@ -60,6 +64,7 @@ function settings(e: z.infer<typeof WorkerEnv>): JobsWorkerSettings {
     },
     maxActivities: e.GUARD_JOBS_MAX_ACTIVITIES,
     shutdownGraceMs: e.GUARD_JOBS_SHUTDOWN_GRACE_MS,
+    metrics: e.GUARD_METRICS,
   };
 }
 

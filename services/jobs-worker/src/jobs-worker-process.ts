@@ -10,6 +10,7 @@ import {
 import type { ActivityStore, JobStore, PolicyStore } from '@guard/domain';
 import type { Lifecycle, Logger } from '@guard/platform';
 import { startHealthServer, type RunningHealthServer } from '@guard/platform/health-server';
+import { processMetrics } from '@guard/platform/metrics';
 import { createTemporalJobActivities } from '@guard/adapters/temporal/jobs.activities';
 import { bundleJobWorkflows } from '@guard/adapters/temporal/job-workflow-bundle';
 import type { JobsWorkerSettings } from './config.js';
@@ -81,6 +82,7 @@ export async function startJobsWorker(
     },
     settings.port,
     settings.host,
+    settings.metrics ? processMetrics() : null,
   );
   lifecycle.onClose('health server', health.close);
   log.info({ url: health.url }, 'probes listening');

@@ -16,6 +16,7 @@ describe('scorer config', () => {
       scoreTimeoutMs: 10_000,
       scoreInlineChars: 4000,
       judge: null,
+      metrics: true,
     });
     expect(loadConfig(required).scoreThreads).toBeGreaterThanOrEqual(1);
   });
@@ -31,6 +32,7 @@ describe('scorer config', () => {
       GUARD_SCORE_REQUEST_STREAM: 'acme:score:requests',
       GUARD_SCORER_GROUP: 'acme-scorers',
       GUARD_JUDGE_BASE_URL: 'http://judge.internal/v1',
+      GUARD_METRICS: 'off',
     });
     expect(c).toMatchObject({
       port: 0,
@@ -42,6 +44,7 @@ describe('scorer config', () => {
       requestStream: 'acme:score:requests',
       group: 'acme-scorers',
       judge: { baseUrl: 'http://judge.internal/v1', model: 'gpt-4o-mini', timeoutMs: 8000 },
+      metrics: false,
     });
   });
 

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import {
+  envBool,
   envInt,
   envLogLevel,
   judgeSettings,
@@ -27,6 +28,7 @@ const Env = z.object({
   GUARD_SCORER_GROUP: z.string().min(1).default(DEFAULT_SCORER_GROUP),
   GUARD_SCORER_CONCURRENCY: envInt(16, 1, 1_024),
   GUARD_SCORER_CLAIM_IDLE_MS: envInt(5_000, 100, 600_000),
+  GUARD_METRICS: envBool(true),
   ...scoringEnv(),
 });
 
@@ -48,6 +50,8 @@ export interface ScorerConfig {
   /** Requests up to this many characters score on the main thread; 0 sends all to the threads. */
   scoreInlineChars: number;
   judge: JudgeSettings | null;
+  /** Serve Prometheus metrics at `/metrics` on the probe port. */
+  metrics: boolean;
 }
 
 export function loadConfig(env: Record<string, string | undefined>): ScorerConfig {
@@ -69,5 +73,6 @@ export function loadConfig(env: Record<string, string | undefined>): ScorerConfi
         : e.GUARD_SCORE_THREADS,
     scoreInlineChars: e.GUARD_SCORE_INLINE_CHARS,
     judge: judgeSettings(e),
+    metrics: e.GUARD_METRICS,
   };
 }

@@ -1,6 +1,7 @@
 import { RedisScoreWorker } from '@guard/adapters/redis/redis-score-worker';
 import type { Lifecycle, Logger } from '@guard/platform';
 import { startHealthServer, type RunningHealthServer } from '@guard/platform/health-server';
+import { processMetrics, type GuardMetrics } from '@guard/platform/metrics';
 import { createServingEngine } from '@guard/scoring/pool/serving-engine';
 import type { ScorerConfig } from './config.js';
 
@@ -38,11 +39,39 @@ export async function startScorerProcess(
     claimIdleMs: config.claimIdleMs,
   });
 
-  const health = await startHealthServer(worker, config.port, config.host);
+  const metrics = config.metrics ? processMetrics() : null;
+  if (metrics) meterWorker(metrics, worker);
+  const health = await startHealthServer(worker, config.port, config.host, metrics);
   lifecycle.onClose('health server', health.close);
   logger.info({ url: health.url }, 'probes listening');
 
   lifecycle.onClose('score worker', () => worker.stop());
   await worker.start();
   return { worker, health };
+}
+
+/** The worker's own counters and the shared backlog, read when Prometheus scrapes. */
+function meterWorker(metrics: GuardMetrics, worker: RedisScoreWorker): void {
+  metrics.gaugeFrom(
+    'guard_scorer_queue_depth',
+    'Score requests queued in the Redis request stream, not yet answered.',
+    () => worker.backlog(),
+  );
+  const counters: [string, string, keyof RedisScoreWorker['stats']][] = [
+    ['guard_scorer_scored_total', 'Requests this scorer scored and answered.', 'scored'],
+    ['guard_scorer_expired_total', 'Requests answered deadline_exceeded.', 'expired'],
+    ['guard_scorer_failed_total', 'Requests answered with an error.', 'failed'],
+    [
+      'guard_scorer_reclaimed_total',
+      'Requests taken over from a silent scorer (XAUTOCLAIM).',
+      'reclaimed',
+    ],
+    [
+      'guard_scorer_dropped_expired_total',
+      'Reclaimed requests already past their deadline, dropped unanswered.',
+      'droppedExpired',
+    ],
+  ];
+  for (const [name, help, key] of counters)
+    metrics.counterFrom(name, help, () => worker.stats[key]);
 }

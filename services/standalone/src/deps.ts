@@ -1,4 +1,5 @@
 import { newId, type Logger } from '@guard/platform';
+import { processMetrics } from '@guard/platform/metrics';
 import {
   BatchingActivitySink,
   createHttpUpstream,
@@ -169,6 +170,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     upstreamRouting: config.upstream,
     ...embeddedIds,
     ready: async () => ping.get() !== undefined,
+    metrics: config.metrics ? processMetrics() : null,
   };
   return {
     db,

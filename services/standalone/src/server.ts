@@ -27,7 +27,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   if (config.mode !== 'embedded') {
     throw new Error(
-      'The standalone server runs MODE=embedded only; distributed mode runs each role with ROLE=api|scorer|activity-ingester|jobs-worker.',
+      'The standalone server runs MODE=embedded only; distributed mode runs each role: MODE=distributed ROLE=api|scorer|activity-ingester|jobs-worker node services/standalone/dist/role.js (docs/distributed.md).',
     );
   }
   const lifecycle = new Lifecycle(logger);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHealthServer, type RunningHealthServer } from './health-server.js';
+import { GuardMetrics } from './metrics.js';
 
 describe('probe server', () => {
   let running: RunningHealthServer | null = null;
@@ -27,5 +28,22 @@ describe('probe server', () => {
     expect(await get('/healthz')).toEqual([503, { status: 'failed' }]);
     expect((await get('/activity'))[0]).toBe(404);
     expect((await fetch(`${running.url}/readyz`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('serves /metrics when given metrics, and 404 there without them', async () => {
+    const probe = { live: () => true, ready: () => true };
+    const metrics = new GuardMetrics({ defaultMetrics: false });
+    const stats = { written: 4 };
+    metrics.counterFrom('guard_ingester_written_total', 'written', () => stats.written);
+    running = await startHealthServer(probe, 0, '127.0.0.1', metrics);
+    const res = await fetch(`${running.url}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe(metrics.contentType);
+    expect(await res.text()).toMatch(/^guard_ingester_written_total 4$/m);
+    expect((await fetch(`${running.url}/metrics`, { method: 'POST' })).status).toBe(405);
+    await running.close();
+
+    running = await startHealthServer(probe, 0, '127.0.0.1');
+    expect((await fetch(`${running.url}/metrics`)).status).toBe(404);
   });
 });

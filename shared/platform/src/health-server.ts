@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { GuardMetrics } from './metrics.js';
 
 /** What a role's probes ask: each role says what live and ready mean for it. */
 export interface HealthProbe {
@@ -16,16 +17,31 @@ export interface RunningHealthServer {
 }
 
 /**
- * `/healthz` (liveness) and `/readyz` (readiness) for the orchestrator's probes; nothing else.
- * What the roles without an HTTP API of their own (ingester, scorer) listen with.
+ * `/healthz` (liveness) and `/readyz` (readiness) for the orchestrator's probes, and `/metrics`
+ * for Prometheus when given metrics; nothing else. What the roles without an HTTP API of their
+ * own (ingester, scorer, jobs worker) listen with.
  */
 export function startHealthServer(
   probe: HealthProbe,
   port: number,
   host: string,
+  metrics: GuardMetrics | null = null,
 ): Promise<RunningHealthServer> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    if (metrics && path === '/metrics' && (req.method === 'GET' || req.method === 'HEAD')) {
+      metrics.render().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' });
+          res.end(req.method === 'HEAD' ? undefined : text);
+        },
+        () => {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: 'metrics could not be collected' }));
+        },
+      );
+      return;
+    }
     let status = 404;
     let body: Record<string, string> = { error: 'not found' };
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Redis } from 'ioredis';
 import { newId, type Lifecycle, type Logger } from '@guard/platform';
+import { processMetrics } from '@guard/platform/metrics';
 import {
   announceWrites,
   bootstrapIfEmpty,
@@ -111,6 +112,15 @@ export async function startDistributedApi(
     createJobActivities({ jobs: jobStore, activities, policies, now: ids.now }),
   );
 
+  const metrics = config.metrics ? processMetrics() : null;
+  // Read from Redis when scraped: the backlog every API pod and scorer shares (scorers delete
+  // what they answered, so XLEN is the queue), the signal the scorers scale on.
+  metrics?.gaugeFrom(
+    'guard_scorer_queue_depth',
+    'Score requests queued in the Redis request stream, not yet answered.',
+    () => redis.xlen(config.scoreRequestStream),
+  );
+
   const api: ApiDeps = {
     config: apiConfigOf(config, VERSION),
     logger,
@@ -126,6 +136,7 @@ export async function startDistributedApi(
     upstreamRouting: config.upstream,
     ...ids,
     ready: async () => scorer.ready() && redis.status === 'ready',
+    metrics,
   };
 
   const app = createApp(api);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '@guard/platform';
+import type { GuardMetrics } from '@guard/platform/metrics';
 import type { Principal } from '@guard/domain';
 
 export interface RequestContext {
@@ -9,6 +10,11 @@ export interface RequestContext {
   principal: Principal | null;
   /** Policy and activity endpoints answer validation errors as `{detail: [...]}`; the rest use the standard body. */
   validationStyle: 'detail' | 'standard';
+  /**
+   * Where the router that serves the request is mounted (`/policies`): express puts `baseUrl`
+   * back to `''` when an error leaves the router, and the route pattern is still wanted then.
+   */
+  mountPath: string;
 }
 
 declare module 'express-serve-static-core' {
@@ -23,6 +29,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 class Context implements RequestContext {
   principal: Principal | null = null;
   validationStyle: 'detail' | 'standard' = 'standard';
+  mountPath = '';
   private child: Logger | null = null;
 
   constructor(
@@ -40,26 +47,39 @@ class Context implements RequestContext {
   }
 }
 
-export function requestContext(logger: Logger, accessLog: boolean) {
+/** Where a request's route pattern is unknown (no route matched): one label, not every path. */
+const UNMATCHED_ROUTE = 'unmatched';
+
+export function requestContext(
+  logger: Logger,
+  accessLog: boolean,
+  metrics: GuardMetrics | null = null,
+) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const incoming = req.headers['x-request-id'];
     const requestId =
       typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
     req.ctx = new Context(requestId, logger);
-    if (accessLog) {
+    if (accessLog || metrics) {
       const started = process.hrtime.bigint();
       res.on('finish', () => {
+        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        // The route pattern, not the raw path, so log lines and metrics group by endpoint.
+        const route = req.route?.path
+          ? `${req.baseUrl || req.ctx.mountPath}${String(req.route.path)}`
+          : undefined;
+        metrics?.observeHttp(req.method, route ?? UNMATCHED_ROUTE, res.statusCode, seconds);
+        if (!accessLog) return;
         logger.info(
           {
             request_id: requestId,
             org_id: req.ctx.principal?.org_id,
             method: req.method,
-            // The route pattern, not the raw path, so log lines group by endpoint.
-            route: req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : undefined,
+            route,
             path: req.originalUrl.split('?')[0],
             status: res.statusCode,
-            duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+            duration_ms: seconds * 1e3,
           },
           'request',
         );

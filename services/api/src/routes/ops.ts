@@ -9,8 +9,8 @@ import swaggerUi from 'swagger-ui-express';
 import { buildOpenApiDocument } from '@guard/contracts';
 import type { ApiDeps } from '../deps.js';
 
-/** Unauthenticated routes: probes and API documentation. */
-export function opsRouter(deps: Pick<ApiDeps, 'ready' | 'config' | 'logger'>): Router {
+/** Unauthenticated routes: probes, the Prometheus scrape and API documentation. */
+export function opsRouter(deps: Pick<ApiDeps, 'ready' | 'config' | 'logger' | 'metrics'>): Router {
   const r = Router();
   let openapi: object | null = null;
   const doc = () => (openapi ??= buildOpenApiDocument(deps.config.version));
@@ -28,6 +28,14 @@ export function opsRouter(deps: Pick<ApiDeps, 'ready' | 'config' | 'logger'>): R
     }
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready' });
   });
+
+  const metrics = deps.metrics;
+  // Not in the OpenAPI document: it is for Prometheus, not for API clients (as /openapi.json).
+  if (metrics)
+    r.get('/metrics', async (_req, res) => {
+      const text = await metrics.render();
+      res.set('content-type', metrics.contentType).set('cache-control', 'no-store').send(text);
+    });
 
   r.get('/openapi.json', (_req, res) => {
     res.json(doc());

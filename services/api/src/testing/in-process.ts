@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { Express } from 'express';
 import { createLogger, newId } from '@guard/platform';
+import { GuardMetrics } from '@guard/platform/metrics';
 import {
   bootstrapIfEmpty,
   createJobActivities,
@@ -180,6 +181,8 @@ export interface InProcessOptions {
    * by default a closed local port, so that an unexpected model call fails fast.
    */
   upstreamUrl?: string;
+  /** What `/metrics` serves: by default a registry of this server's own; null serves none. */
+  metrics?: GuardMetrics | null;
 }
 
 export interface InProcessApi {
@@ -262,6 +265,9 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
     newId: () => newId(),
     now: () => new Date(),
     ready: options.ready ?? (async () => true),
+    // Without the Node process metrics: one test file starts many servers.
+    metrics:
+      options.metrics === undefined ? new GuardMetrics({ defaultMetrics: false }) : options.metrics,
   };
   const auth: AuthDeps = { orgs: deps.orgs, keys: deps.keys, newId: deps.newId, now: deps.now };
   const boot = await bootstrapIfEmpty(auth, undefined);

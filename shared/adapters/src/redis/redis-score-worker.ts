@@ -155,6 +155,11 @@ export class RedisScoreWorker {
     return Date.now() - this.lastReadAt < LIVE_WITHOUT_READ_MS;
   }
 
+  /** Requests queued in the stream, not yet answered (answered ones are deleted): the backlog. */
+  backlog(): Promise<number> {
+    return this.commands.xlen(this.requestStream);
+  }
+
   /** In the group, connected, not stopping. */
   ready(): boolean {
     return (

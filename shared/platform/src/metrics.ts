@@ -1,0 +1,172 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What one recorded decision counts as (docs/metrics.md). */
+export type DecisionOutcome = 'blocked' | 'observed' | 'passed' | 'error';
+
+export interface DecisionMetric {
+  endpoint: string;
+  /** null: inline rules only. */
+  policyId: string | null;
+  outcome: DecisionOutcome;
+  /** The rules found violated, each once per analysis that violated it. */
+  violations: { rule: string; mode: string }[];
+  /** Set when a scoring failure was answered by the fail mode. */
+  failMode: 'open' | 'closed' | null;
+}
+
+export interface MetricsOptions {
+  /** The Node process metrics (`process_*`, `nodejs_*`): on in every role, off in tests. */
+  defaultMetrics?: boolean;
+}
+
+// Request latencies run from under a millisecond (health, cached reads) to a minute (completions).
+const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const UPSTREAM_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+// Rule names are policy authors' text: bounded so that one odd name cannot bloat every scrape.
+const MAX_LABEL_CHARS = 64;
+
+// A value read at scrape time that takes longer is skipped: Prometheus's own timeout is ~10 s.
+const COLLECT_TIMEOUT_MS = 2000;
+
+const label = (v: string) => (v.length > MAX_LABEL_CHARS ? v.slice(0, MAX_LABEL_CHARS) : v);
+
+/**
+ * The Prometheus metrics of one process: a registry, the counters and histograms the HTTP API
+ * records as it goes, and values a role reads only when scraped (queue depth, consumer counters).
+ * Names are in docs/metrics.md.
+ */
+export class GuardMetrics {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route'>;
+  private readonly decisions: Counter<'endpoint' | 'policy_id' | 'outcome'>;
+  private readonly ruleViolations: Counter<'rule' | 'mode'>;
+  private readonly failModes: Counter<'mode'>;
+  private readonly upstreamDuration: Histogram<'provider' | 'status'>;
+
+  constructor(options: MetricsOptions = {}) {
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    const registers = [this.registry];
+    this.httpRequests = new Counter({
+      name: 'guard_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'guard_http_request_duration_seconds',
+      help: 'Time from a request arriving to its answer being sent, by method and route pattern.',
+      labelNames: ['method', 'route'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.decisions = new Counter({
+      name: 'guard_decisions_total',
+      help: 'Decisions recorded as activity, by endpoint, policy and outcome (blocked, observed, passed, error).',
+      labelNames: ['endpoint', 'policy_id', 'outcome'],
+      registers,
+    });
+    this.ruleViolations = new Counter({
+      name: 'guard_rule_violations_total',
+      help: 'Rules found violated in recorded decisions, by rule name and mode.',
+      labelNames: ['rule', 'mode'],
+      registers,
+    });
+    this.failModes = new Counter({
+      name: 'guard_fail_mode_total',
+      help: 'Scoring failures answered by the fail mode (open or closed).',
+      labelNames: ['mode'],
+      registers,
+    });
+    this.upstreamDuration = new Histogram({
+      name: 'guard_upstream_duration_seconds',
+      help: 'Time until a model provider answered (for a stream: its headers), by provider and status.',
+      labelNames: ['provider', 'status'],
+      buckets: UPSTREAM_BUCKETS,
+      registers,
+    });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The text exposition of every metric, collect-time values read now. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** `route` is the route pattern (`/policies/:policy_id`), never the raw path. */
+  observeHttp(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpDuration.observe({ method, route }, seconds);
+  }
+
+  recordDecision(d: DecisionMetric): void {
+    this.decisions.inc({
+      endpoint: d.endpoint,
+      policy_id: d.policyId ?? 'none',
+      outcome: d.outcome,
+    });
+    for (const v of d.violations) this.ruleViolations.inc({ rule: label(v.rule), mode: v.mode });
+    if (d.failMode) this.failModes.inc({ mode: d.failMode });
+  }
+
+  /** `status`: the provider's HTTP status, `ok`, or why there was no answer. */
+  observeUpstream(provider: string, status: string, seconds: number): void {
+    this.upstreamDuration.observe({ provider, status }, seconds);
+  }
+
+  /**
+   * A gauge read when scraped. A read that fails or takes over 2 s keeps the last value, so that
+   * one slow Redis answer does not fail or stall the whole scrape. Registering a name again replaces the earlier reader
+   * (a component restarted in the same process).
+   */
+  gaugeFrom(name: string, help: string, read: () => number | Promise<number>): void {
+    this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), COLLECT_TIMEOUT_MS);
+        });
+        try {
+          const v = await Promise.race([Promise.resolve(read()), late]);
+          if (v !== null) this.set(v);
+        } catch {
+          // Kept: the last value read.
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    });
+  }
+
+  /** A counter a component already keeps (a plain number that only grows), read when scraped. */
+  counterFrom(name: string, help: string, read: () => number): void {
+    this.registry.removeSingleMetric(name);
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const v = read();
+        if (v > 0) this.inc(v);
+      },
+    });
+  }
+}
+
+let processWide: GuardMetrics | null = null;
+
+/**
+ * The one registry of this process, with the Node process metrics: what every composition root
+ * records into and `/metrics` serves. Tests make their own with `new GuardMetrics()`.
+ */
+export function processMetrics(): GuardMetrics {
+  return (processWide ??= new GuardMetrics());
+}
