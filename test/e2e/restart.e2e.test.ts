@@ -23,7 +23,7 @@ describe.skipIf(!!process.env.E2E_BASE_URL)('restart', () => {
     const p = (await c1.post('/policies', { name: 'durable', categories: { a: 'rule a' } })).body;
     await c1.put(`/policies/${p.id}`, { description: 'second version' });
     const before = (await c1.get(`/policies/${p.id}/versions`)).body;
-    expect(await first.stop()).toBe(0);
+    expect(await first.stop(), first.logs.slice(-20).join('\n')).toBe(0);
 
     const second = await startGuard({ dataDir, env: { GUARD_BOOTSTRAP_ADMIN_KEY: '' } });
     running = second;

@@ -74,10 +74,15 @@ export async function startGuard(opts: StartOptions = {}): Promise<GuardServer> 
       reject(new Error(`server exited with ${code}:\n${logs.join('\n')}`));
     });
   });
+  // Resolves with the exit code, or null when a signal ended the process (then logged, since a
+  // server stopped with SIGTERM exits 0 by itself).
   const stop = () =>
     new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
-      child.once('exit', (code) => resolve(code));
+      if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+      child.once('exit', (code, signal) => {
+        if (signal) logs.push(`[harness] server ended by ${signal}, not by exiting`);
+        resolve(code);
+      });
       child.kill('SIGTERM');
     });
   return { url: `http://127.0.0.1:${port}`, dataDir, adminKey, process: child, logs, stop };
