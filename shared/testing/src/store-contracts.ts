@@ -240,18 +240,8 @@ export function policyStoreContract(
       return ps;
     }
 
-    async function readAll(store: PolicyStore, orgId: string, limit: number): Promise<string[]> {
-      const names: string[] = [];
-      let cursor: string | null = null;
-      for (let pages = 0; pages < 100; pages++) {
-        const page = await store.list(orgId, { limit, cursor });
-        expect(page.items.length).toBeLessThanOrEqual(limit);
-        names.push(...page.items.map((p) => p.name));
-        if (page.nextCursor === null) return names;
-        cursor = page.nextCursor;
-      }
-      throw new Error('the cursor never reached the end');
-    }
+    const readAll = (store: PolicyStore, orgId: string, limit: number) =>
+      readPolicyNames(store, orgId, limit, 100);
 
     it('pages live policies by cursor, most recently updated first (ties: higher id first)', async () => {
       const store = await make();
@@ -314,4 +304,26 @@ export function policyStoreContract(
       expect(await store.listVersions('org-b', p.id)).toEqual([]);
     });
   });
+}
+
+/**
+ * The names of an org's live policies, read page by page to the end of the cursor, checking that
+ * no page is longer than `limit`; fails when more than `maxPages` pages come.
+ */
+export async function readPolicyNames(
+  store: PolicyStore,
+  orgId: string,
+  limit: number,
+  maxPages: number,
+): Promise<string[]> {
+  const names: string[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < maxPages; pages++) {
+    const page = await store.list(orgId, { limit, cursor });
+    expect(page.items.length).toBeLessThanOrEqual(limit);
+    names.push(...page.items.map((p) => p.name));
+    if (page.nextCursor === null) return names;
+    cursor = page.nextCursor;
+  }
+  throw new Error('the cursor never reached the end');
 }

@@ -1,4 +1,5 @@
-import { Client, type ArrayOrObject, type QueryOptions } from 'cassandra-driver';
+import { Client } from 'cassandra-driver';
+import { diesBefore, heldBefore, interposed } from '@guard/testing/cassandra-faults';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { JobRecord } from '@guard/domain';
 import { anExportJob, jobStoreContract } from '@guard/testing';
@@ -29,27 +30,6 @@ jobStoreContract('cassandra', async () => {
   return new CassandraJobStore(client, { keyspace });
 });
 
-/** The client with a step in front of each query, which may wait, or throw for a process that died there. */
-function interposed(before: (cql: string) => Promise<void> | void): Client {
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      if (prop === 'execute') {
-        return async (query: string, params?: ArrayOrObject, options?: QueryOptions) => {
-          await before(query);
-          return target.execute(query, params, options);
-        };
-      }
-      return Reflect.get(target, prop, receiver) as unknown;
-    },
-  });
-}
-
-function diesBefore(pattern: RegExp): Client {
-  return interposed((cql) => {
-    if (pattern.test(cql)) throw new Error(`died before: ${cql.slice(0, 60)}`);
-  });
-}
-
 /**
  * Holds the first `n` queries matching `pattern` until all `n` have arrived, so that writers
  * that read the same state reach their compare-and-sets together; later ones pass at once.
@@ -58,7 +38,7 @@ function meetingAt(pattern: RegExp, n: number): Client {
   let arrived = 0;
   let all!: () => void;
   const met = new Promise<void>((r) => (all = r));
-  return interposed(async (cql) => {
+  return interposed(client, async (cql) => {
     if (!pattern.test(cql)) return;
     if (++arrived === n) all();
     await met;
@@ -145,7 +125,7 @@ describe('CassandraJobStore (real node)', () => {
   it('does not list a job finished by a process that died before taking out its row', async () => {
     const job = anExportJob();
     await store().create(job);
-    const dying = new CassandraJobStore(diesBefore(REMOVE_ROW), { keyspace });
+    const dying = new CassandraJobStore(diesBefore(client, REMOVE_ROW), { keyspace });
     await expect(dying.update(job.id, { status: 'succeeded' })).rejects.toThrow(/died before/);
     expect(await store().get(job.id)).toMatchObject({ status: 'succeeded' });
     expect(await indexRows(job)).toEqual([row(job)]);
@@ -156,7 +136,7 @@ describe('CassandraJobStore (real node)', () => {
 
   it('skips, and keeps, the row of a create that has not written its job yet', async () => {
     const job = anExportJob();
-    const dying = new CassandraJobStore(diesBefore(INSERT_JOB), { keyspace });
+    const dying = new CassandraJobStore(diesBefore(client, INSERT_JOB), { keyspace });
     await expect(dying.create(job)).rejects.toThrow(/died before/);
     expect(await indexRows(job)).toEqual([row(job)]);
     expect(await unfinishedIds(store(), job)).toEqual([]);
@@ -168,27 +148,16 @@ describe('CassandraJobStore (real node)', () => {
   it('never takes out the row of a job made unfinished again while a reader removes it', async () => {
     const job = anExportJob();
     await store().create(job);
-    const dying = new CassandraJobStore(diesBefore(REMOVE_ROW), { keyspace });
+    const dying = new CassandraJobStore(diesBefore(client, REMOVE_ROW), { keyspace });
     await expect(dying.update(job.id, { status: 'failed' })).rejects.toThrow(/died before/);
     // A reader finds the stale row and stops right before removing it.
-    let resume!: () => void;
-    const paused = new Promise<void>((r) => (resume = r));
-    let reachedRemove!: () => void;
-    const atRemove = new Promise<void>((r) => (reachedRemove = r));
-    const slow = new CassandraJobStore(
-      interposed(async (cql) => {
-        if (REMOVE_ROW.test(cql)) {
-          reachedRemove();
-          await paused;
-        }
-      }),
-      { keyspace },
-    );
+    const held = heldBefore(client, REMOVE_ROW);
+    const slow = new CassandraJobStore(held.client, { keyspace });
     const reading = slow.listUnfinished();
-    await atRemove;
+    await held.reached;
     // Meanwhile the job is made unfinished again: its row is written anew.
     await store().update(job.id, { status: 'queued', error: null });
-    resume();
+    held.release();
     expect((await reading).map((j) => j.id)).not.toContain(job.id);
     // The reader's removal was for the state it saw, not for the newer row.
     expect(await indexRows(job)).toEqual([row(job)]);

@@ -1,4 +1,5 @@
-import { Client, type ArrayOrObject, type QueryOptions } from 'cassandra-driver';
+import { Client } from 'cassandra-driver';
+import { diesBefore, heldBefore } from '@guard/testing/cassandra-faults';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Policy, PolicyStore } from '@guard/domain';
 import { newId } from '@guard/platform';
@@ -10,6 +11,7 @@ import {
   aVersion,
   orgStoreContract,
   policyStoreContract,
+  readPolicyNames,
 } from '@guard/testing';
 import { CassandraApiKeyStore } from './cassandra-api-key-store.js';
 import { CassandraOrgStore } from './cassandra-org-store.js';
@@ -62,55 +64,11 @@ policyStoreContract('cassandra', async () => {
   return new CassandraPolicyStore(client, { keyspace });
 });
 
-/**
- * The client with a step in front of each query: `before` sees the CQL (a batch's statements
- * joined by ';') and may wait, or throw to stand for a process that died at that point.
- */
-function interposed(before: (cql: string) => Promise<void> | void): Client {
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      if (prop === 'execute') {
-        return async (query: string, params?: ArrayOrObject, options?: QueryOptions) => {
-          await before(query);
-          return target.execute(query, params, options);
-        };
-      }
-      if (prop === 'batch') {
-        return async (
-          queries: { query: string; params?: ArrayOrObject }[],
-          options?: QueryOptions,
-        ) => {
-          await before(queries.map((q) => q.query).join(';'));
-          return target.batch(queries, options);
-        };
-      }
-      return Reflect.get(target, prop, receiver) as unknown;
-    },
-  });
-}
-
-/** A process that dies right before its first query matching `pattern`. */
-function diesBefore(pattern: RegExp): Client {
-  return interposed((cql) => {
-    if (pattern.test(cql)) throw new Error(`died before: ${cql.slice(0, 60)}`);
-  });
-}
-
 const REMOVE_POSITION = /DELETE FROM \w+\.policies_by_org/;
 const COMPARE_AND_SET = /UPDATE \w+\.policies SET/;
 
-async function readAll(store: PolicyStore, orgId: string, limit: number): Promise<string[]> {
-  const names: string[] = [];
-  let cursor: string | null = null;
-  for (let pages = 0; pages < 1_000; pages++) {
-    const page = await store.list(orgId, { limit, cursor });
-    expect(page.items.length).toBeLessThanOrEqual(limit);
-    names.push(...page.items.map((p) => p.name));
-    if (page.nextCursor === null) return names;
-    cursor = page.nextCursor;
-  }
-  throw new Error('the cursor never reached the end');
-}
+const readAll = (store: PolicyStore, orgId: string, limit: number) =>
+  readPolicyNames(store, orgId, limit, 1_000);
 
 /** The rows of the org's list index, as `updated_at policy_id`. */
 async function positions(orgId: string): Promise<string[]> {
@@ -138,7 +96,7 @@ describe('CassandraPolicyStore (real node)', () => {
     for (const p of [p0!, p1!, p2!]) await store().insert(p, aVersion(p));
     // p0 moves to the top; the process dies before taking its old row out of the list.
     const moved = { ...p0!, name: 'p0-moved', updated_at: at(10) };
-    const dying = new CassandraPolicyStore(diesBefore(REMOVE_POSITION), { keyspace });
+    const dying = new CassandraPolicyStore(diesBefore(client, REMOVE_POSITION), { keyspace });
     await expect(dying.replace(moved, aVersion(moved), 0)).rejects.toThrow(/died before/);
     expect(await positions(org)).toContain(pos(p0!));
 
@@ -156,7 +114,7 @@ describe('CassandraPolicyStore (real node)', () => {
     const [p0, p1] = [0, 1].map((i) => aPolicy(org, { name: `p${i}`, updated_at: at(i) }));
     for (const p of [p0!, p1!]) await store().insert(p, aVersion(p));
     const never = { ...p0!, name: 'never', updated_at: at(10) };
-    const dying = new CassandraPolicyStore(diesBefore(COMPARE_AND_SET), { keyspace });
+    const dying = new CassandraPolicyStore(diesBefore(client, COMPARE_AND_SET), { keyspace });
     await expect(dying.replace(never, aVersion(never), 0)).rejects.toThrow(/died before/);
     // Its new row was written first and points at a state that never came.
     expect(await positions(org)).toContain(pos(never));
@@ -181,27 +139,16 @@ describe('CassandraPolicyStore (real node)', () => {
     const [p0, p1] = [0, 1].map((i) => aPolicy(org, { name: `p${i}`, updated_at: at(i) }));
     for (const p of [p0!, p1!]) await store().insert(p, aVersion(p));
     // A writer that has written its new row and waits before its compare-and-set.
-    let resume!: () => void;
-    const paused = new Promise<void>((r) => (resume = r));
-    let reachedCas!: () => void;
-    const atCas = new Promise<void>((r) => (reachedCas = r));
-    const slow = new CassandraPolicyStore(
-      interposed(async (cql) => {
-        if (COMPARE_AND_SET.test(cql)) {
-          reachedCas();
-          await paused;
-        }
-      }),
-      { keyspace },
-    );
+    const held = heldBefore(client, COMPARE_AND_SET);
+    const slow = new CassandraPolicyStore(held.client, { keyspace });
     const moved = { ...p0!, name: 'p0-moved', updated_at: at(10) };
     const write = slow.replace(moved, aVersion(moved, { operation: 'update' }), 0);
-    await atCas;
+    await held.reached;
     // A reader now sees a row whose state is not there yet: it skips it and leaves it.
     expect(await readAll(store(), org, 1)).toEqual(['p1', 'p0']);
     expect(await store().count(org)).toBe(2);
     expect(await positions(org)).toContain(pos(moved));
-    resume();
+    held.release();
     expect(await write).toEqual({ ok: true, revision: 1 });
     expect(await readAll(store(), org, 1)).toEqual(['p0-moved', 'p1']);
     expect((await positions(org)).sort()).toEqual([moved, p1!].map(pos).sort());
@@ -241,7 +188,7 @@ describe('CassandraPolicyStore (real node)', () => {
       await Promise.all(ps.slice(i, i + 20).map((p) => s.insert(p, aVersion(p))));
     }
     // Policies deleted by a process that died before taking their rows out of the list.
-    const dying = new CassandraPolicyStore(diesBefore(REMOVE_POSITION), { keyspace });
+    const dying = new CassandraPolicyStore(diesBefore(client, REMOVE_POSITION), { keyspace });
     const deleteDying = async (gone: Policy[]) => {
       for (const p of gone) {
         await expect(
@@ -333,7 +280,7 @@ describe('CassandraApiKeyStore (real node)', () => {
     const live = aKey(org);
     await keys().create(live);
     const dead = aKey(org);
-    const dying = new CassandraApiKeyStore(diesBefore(/INSERT INTO \w+\.api_keys \(/), {
+    const dying = new CassandraApiKeyStore(diesBefore(client, /INSERT INTO \w+\.api_keys \(/), {
       keyspace,
     });
     await expect(dying.create(dead)).rejects.toThrow(/died before/);
@@ -345,7 +292,7 @@ describe('CassandraApiKeyStore (real node)', () => {
     // Refused for a duplicate hash, and died before handing its pointers back: they lead to
     // another key's record, which no lookup by the refused id may return or revoke.
     const dup = aKey(org, { key_hash: live.key_hash });
-    const stuck = new CassandraApiKeyStore(diesBefore(/DELETE FROM \w+\.api_keys_by_org/), {
+    const stuck = new CassandraApiKeyStore(diesBefore(client, /DELETE FROM \w+\.api_keys_by_org/), {
       keyspace,
     });
     await expect(stuck.create(dup)).rejects.toThrow(/died before/);
@@ -372,7 +319,7 @@ describe('CassandraOrgStore (real node)', () => {
 
   it('lists in id order, without an org whose create died after its directory entry', async () => {
     const dead = anOrg();
-    const dying = new CassandraOrgStore(diesBefore(/INSERT INTO \w+\.orgs /), { keyspace });
+    const dying = new CassandraOrgStore(diesBefore(client, /INSERT INTO \w+\.orgs /), { keyspace });
     await expect(dying.create(dead)).rejects.toThrow(/died before/);
     const made = [anOrg(), anOrg(), anOrg()];
     for (const o of made) await orgs().create(o);
