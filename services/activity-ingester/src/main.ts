@@ -1,4 +1,4 @@
-import { createLogger, Lifecycle } from '@guard/platform';
+import { createLogger, runRole } from '@guard/platform';
 import { loadConfig } from './config.js';
 import { startIngesterProcess } from './ingester-process.js';
 
@@ -12,14 +12,6 @@ const logger = createLogger({
   logContent: false,
   name: 'activity-ingester',
 });
-// Handlers first: a stop that arrives during start-up is still an orderly exit.
-const lifecycle = new Lifecycle(logger);
-lifecycle.installSignalHandlers();
-
-try {
+await runRole(logger, 'activity ingester', async (lifecycle) => {
   await startIngesterProcess(config, logger, lifecycle);
-} catch (err) {
-  logger.error({ err }, 'activity ingester failed to start');
-  await lifecycle.close();
-  process.exit(1);
-}
+});

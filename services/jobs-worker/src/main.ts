@@ -1,4 +1,4 @@
-import { createLogger, Lifecycle } from '@guard/platform';
+import { createLogger, runRole } from '@guard/platform';
 import { buildStores } from './build-stores.js';
 import { loadConfig } from './config.js';
 import { installTemporalRuntime, startJobsWorker } from './jobs-worker-process.js';
@@ -11,20 +11,8 @@ import { installTemporalRuntime, startJobsWorker } from './jobs-worker-process.j
 const config = loadConfig(process.env);
 const logger = createLogger({ level: config.logLevel, logContent: false, name: 'jobs-worker' });
 installTemporalRuntime(logger);
-// Handlers first: a stop that arrives during start-up is still an orderly exit.
-const lifecycle = new Lifecycle(logger);
-lifecycle.installSignalHandlers();
-
-try {
+await runRole(logger, 'jobs worker', async (lifecycle) => {
   const stores = await buildStores(config, logger, lifecycle);
   const { done } = await startJobsWorker(config, stores, logger, lifecycle);
-  done.catch(async (err: unknown) => {
-    logger.error({ err }, 'jobs worker failed');
-    await lifecycle.close();
-    process.exit(1);
-  });
-} catch (err) {
-  logger.error({ err }, 'jobs worker failed to start');
-  await lifecycle.close();
-  process.exit(1);
-}
+  return { failed: done };
+});

@@ -1,4 +1,4 @@
-import { createLogger, Lifecycle } from '@guard/platform';
+import { createLogger, runRole } from '@guard/platform';
 import { loadConfig } from './config.js';
 import { startScorerProcess } from './scorer-process.js';
 
@@ -8,14 +8,6 @@ import { startScorerProcess } from './scorer-process.js';
  */
 const config = loadConfig(process.env);
 const logger = createLogger({ level: config.logLevel, logContent: false, name: 'scorer' });
-// Handlers first: a stop that arrives during start-up is still an orderly exit.
-const lifecycle = new Lifecycle(logger);
-lifecycle.installSignalHandlers();
-
-try {
+await runRole(logger, 'scorer', async (lifecycle) => {
   await startScorerProcess(config, logger, lifecycle);
-} catch (err) {
-  logger.error({ err }, 'scorer failed to start');
-  await lifecycle.close();
-  process.exit(1);
-}
+});

@@ -43,3 +43,29 @@ export class Lifecycle {
     process.on('SIGINT', handler);
   }
 }
+
+/**
+ * A role's process: signal handlers first (a stop that arrives during start-up is still an
+ * orderly exit), then `start`, which registers what it opens with the lifecycle. A start that
+ * fails, or a `failed` promise it hands back that rejects later (a worker that died), is logged,
+ * what was opened is closed, and the process exits 1.
+ */
+export async function runRole(
+  logger: Logger,
+  name: string,
+  start: (lifecycle: Lifecycle) => Promise<{ failed?: Promise<unknown> } | void>,
+): Promise<void> {
+  const lifecycle = new Lifecycle(logger);
+  lifecycle.installSignalHandlers();
+  const fail = async (err: unknown, what: string) => {
+    logger.error({ err }, `${name} ${what}`);
+    await lifecycle.close();
+    process.exit(1);
+  };
+  try {
+    const started = await start(lifecycle);
+    started?.failed?.catch((err: unknown) => fail(err, 'failed'));
+  } catch (err) {
+    await fail(err, 'failed to start');
+  }
+}

@@ -1,4 +1,4 @@
-import { createLogger, Lifecycle } from '@guard/platform';
+import { createLogger, runRole } from '@guard/platform';
 import { loadDistributedApiConfig } from './config.js';
 import { startDistributedApi } from './start-api.js';
 
@@ -8,14 +8,6 @@ import { startDistributedApi } from './start-api.js';
  */
 const config = loadDistributedApiConfig(process.env);
 const logger = createLogger({ level: config.logLevel, logContent: config.logContent, name: 'api' });
-// Handlers first: a stop that arrives during start-up is still an orderly exit.
-const lifecycle = new Lifecycle(logger);
-lifecycle.installSignalHandlers();
-
-try {
+await runRole(logger, 'api', async (lifecycle) => {
   await startDistributedApi(config, logger, lifecycle);
-} catch (err) {
-  logger.error({ err }, 'api failed to start');
-  await lifecycle.close();
-  process.exit(1);
-}
+});

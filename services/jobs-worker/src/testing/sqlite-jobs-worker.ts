@@ -1,4 +1,4 @@
-import { createLogger, Lifecycle } from '@guard/platform';
+import { createLogger, runRole } from '@guard/platform';
 import type { PolicyStore } from '@guard/domain';
 import { decorate } from '@guard/domain/caching/decorate';
 import { openSqlite } from '@guard/adapters/sqlite/sqlite-database';
@@ -20,32 +20,22 @@ const delay = Number(slowMs ?? 0);
 const settings = loadWorkerSettings(process.env);
 const logger = createLogger({ level: settings.logLevel, logContent: false, name: 'jobs-worker' });
 installTemporalRuntime(logger);
-const lifecycle = new Lifecycle(logger);
-lifecycle.installSignalHandlers();
 
-const db = openSqlite(file);
-lifecycle.onClose('sqlite', () => void db.close());
-const policies = new SqlitePolicyStore(db);
-const slowed: PolicyStore = decorate<PolicyStore>(policies, {
-  async insert(policy, version) {
-    await new Promise((r) => setTimeout(r, delay));
-    return policies.insert(policy, version);
-  },
-});
-try {
+await runRole(logger, 'jobs worker', async (lifecycle) => {
+  const db = openSqlite(file);
+  lifecycle.onClose('sqlite', () => void db.close());
+  const policies = new SqlitePolicyStore(db);
+  const slowed: PolicyStore = decorate<PolicyStore>(policies, {
+    async insert(policy, version) {
+      await new Promise((r) => setTimeout(r, delay));
+      return policies.insert(policy, version);
+    },
+  });
   const { done } = await startJobsWorker(
     settings,
     { jobs: new SqliteJobStore(db), policies: slowed, activities: new SqliteActivityStore(db) },
     logger,
     lifecycle,
   );
-  done.catch(async (err: unknown) => {
-    logger.error({ err }, 'jobs worker failed');
-    await lifecycle.close();
-    process.exit(1);
-  });
-} catch (err) {
-  logger.error({ err }, 'jobs worker failed to start');
-  await lifecycle.close();
-  process.exit(1);
-}
+  return { failed: done };
+});
