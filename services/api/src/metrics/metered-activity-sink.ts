@@ -1,18 +1,30 @@
-import { z } from 'zod';
 import type { Activity, ActivitySink } from '@guard/domain';
 import type { DecisionMetric, GuardMetrics } from '@guard/platform/metrics';
+import { isRecord } from '../completions/formats/openai-common.js';
 
-// What of `scanner_output` names violated rules (the engine's `rules` and `builtin_rules`);
-// anything else there, or an engine that reports none, counts no rule.
-const RuleVerdicts = z
-  .array(z.object({ name: z.string(), mode: z.string(), violated: z.boolean() }).loose())
-  .catch([]);
+interface RuleVerdict {
+  name: string;
+  mode: string;
+  violated: boolean;
+}
+const isRuleVerdict = (v: unknown): v is RuleVerdict =>
+  isRecord(v) &&
+  typeof v.name === 'string' &&
+  typeof v.mode === 'string' &&
+  typeof v.violated === 'boolean';
 
+// What of `scanner_output` names violated rules (the engine's `rules` and `builtin_rules`); a
+// list with anything else in it, or an engine that reports none, counts no rule. Read in place
+// on every recorded decision: nothing is copied.
 function violationsOf(analysis: Record<string, unknown>): DecisionMetric['violations'] {
-  const out = z.record(z.string(), z.unknown()).catch({}).parse(analysis.scanner_output);
-  return [...RuleVerdicts.parse(out.rules ?? []), ...RuleVerdicts.parse(out.builtin_rules ?? [])]
-    .filter((r) => r.violated)
-    .map((r) => ({ rule: r.name, mode: r.mode }));
+  const output = analysis.scanner_output;
+  if (!isRecord(output)) return [];
+  const out: DecisionMetric['violations'] = [];
+  for (const list of [output.rules, output.builtin_rules]) {
+    if (!Array.isArray(list) || !list.every(isRuleVerdict)) continue;
+    for (const r of list) if (r.violated) out.push({ rule: r.name, mode: r.mode });
+  }
+  return out;
 }
 
 /**
