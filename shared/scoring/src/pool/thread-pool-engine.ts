@@ -15,7 +15,7 @@ export interface ThreadPoolEngineOptions {
 }
 
 export interface ThreadPoolEngine extends ScoreEngine {
-  /** Waits for running calls to end, then stops the threads. */
+  /** Waits for the threads to have started and for running calls to end, then stops them. */
   close(): Promise<void>;
   readonly stats: { queued: number; threads: number; timedOut: number };
 }
@@ -34,6 +34,12 @@ export function createThreadPoolEngine(options: ThreadPoolEngineOptions): Thread
     idleTimeout: Number.MAX_SAFE_INTEGER,
     workerData: options.engine ?? {},
   });
+  // One small task per thread, each answered once that thread has loaded its module: `close`
+  // waits for them (see `loaded` in score-worker.ts).
+  const probe = pool as unknown as Piscina<null, true>; // the `loaded` export takes nothing
+  const allLoaded = Promise.allSettled(
+    Array.from({ length: options.threads }, () => probe.run(null, { name: 'loaded' })),
+  );
   let timedOut = 0;
   return {
     async score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult> {
@@ -50,7 +56,10 @@ export function createThreadPoolEngine(options: ThreadPoolEngineOptions): Thread
         clear();
       }
     },
-    close: () => pool.close(),
+    close: async () => {
+      await allLoaded;
+      await pool.close();
+    },
     get stats() {
       return { queued: pool.queueSize, threads: pool.threads.length, timedOut };
     },
