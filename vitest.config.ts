@@ -18,6 +18,7 @@ export default defineConfig({
             '{services,shared,scripts}/**/src/**/*.test.ts',
             'scripts/**/*.test.ts',
             'test/support/**/*.test.ts',
+            'test/deploy/**/*.test.ts',
           ],
           exclude: ['**/node_modules/**', '**/dist/**', '**/*.int.test.ts'],
         },

@@ -8,6 +8,14 @@ import {
 } from 'kafkajs';
 import type { Activity, ActivityStore } from '@guard/domain';
 import type { Logger } from '@guard/platform';
+import {
+  contextOf,
+  failSpan,
+  SpanKind,
+  SpanStatusCode,
+  tracer,
+  tracingActive,
+} from '@guard/platform/tracing';
 import { deadLetterHeaders, parseActivityMessage, type PoisonReason } from './activity-message.js';
 
 export const INGESTER_GROUP_ID = 'guard-activity-ingester';
@@ -265,8 +273,51 @@ export class ActivityIngester {
     }
   }
 
-  /** Writes, dead-letters and commits one chunk; false when it gave up (stopping or stale). */
+  /**
+   * `writeChunk`, with a consumer span per message when tracing: each a child of the API pod's
+   * producer span named in the message's headers, ended once the chunk is written and committed.
+   */
   private async processChunk(payload: EachBatchPayload, chunk: KafkaMessage[]): Promise<boolean> {
+    if (!tracingActive()) return this.writeChunk(payload, chunk);
+    const { topic, partition } = payload.batch;
+    const spans = chunk.map((message) =>
+      tracer().startSpan(
+        `process ${topic}`,
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            'messaging.system': 'kafka',
+            'messaging.operation.type': 'process',
+            'messaging.destination.name': topic,
+            'messaging.destination.partition.id': String(partition),
+            'messaging.kafka.offset': Number(message.offset),
+            'messaging.consumer.group.name': this.groupId,
+          },
+        },
+        contextOf(message.headers),
+      ),
+    );
+    try {
+      const done = await this.writeChunk(payload, chunk);
+      if (!done) {
+        for (const span of spans) {
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: 'not committed: read again later',
+          });
+        }
+      }
+      return done;
+    } catch (err) {
+      for (const span of spans) failSpan(span, err);
+      throw err;
+    } finally {
+      for (const span of spans) span.end();
+    }
+  }
+
+  /** Writes, dead-letters and commits one chunk; false when it gave up (stopping or stale). */
+  private async writeChunk(payload: EachBatchPayload, chunk: KafkaMessage[]): Promise<boolean> {
     const { batch, heartbeat, resolveOffset, commitOffsetsIfNecessary } = payload;
     const { topic, partition } = batch;
     this.stats.chunks++;

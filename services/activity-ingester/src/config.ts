@@ -35,6 +35,9 @@ const Env = z.object({
   GUARD_METRICS: envBool(true),
 });
 
+/** Every variable this role reads: test/deploy checks the deployment files against it. */
+export const ENV_SCHEMA = Env;
+
 export interface IngesterConfig {
   port: number;
   host: string;

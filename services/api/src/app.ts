@@ -19,6 +19,7 @@ import {
 import { createUpstreamResolver } from './completions/upstream-routing.js';
 import { meteredActivitySink } from './metrics/metered-activity-sink.js';
 import { meteredUpstream } from './metrics/metered-upstream.js';
+import { tracedUpstream } from './completions/traced-upstream.js';
 
 /** Activities per store read of an export job (counting and download alike). */
 const EXPORT_JOB_PAGE_SIZE = 1000;
@@ -116,7 +117,7 @@ export function createApp(deps: ApiDeps): Express {
       stream: deps.config.stream,
       outputContextChars: deps.config.outputContextChars,
     },
-    upstream: metrics ? meteredUpstream(deps.upstream, metrics) : deps.upstream,
+    upstream: tracedUpstream(metrics ? meteredUpstream(deps.upstream, metrics) : deps.upstream),
     resolveUpstream: createUpstreamResolver(deps.upstreamRouting),
     limits,
   };

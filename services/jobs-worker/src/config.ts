@@ -34,6 +34,9 @@ const Env = WorkerEnv.extend({
   GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 7300),
 });
 
+/** Every variable this role reads: test/deploy checks the deployment files against it. */
+export const ENV_SCHEMA = Env;
+
 /** What the worker itself needs, whatever stores it runs over. */
 export interface JobsWorkerSettings {
   port: number;

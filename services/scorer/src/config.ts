@@ -32,6 +32,9 @@ const Env = z.object({
   ...scoringEnv(),
 });
 
+/** Every variable this role reads: test/deploy checks the deployment files against it. */
+export const ENV_SCHEMA = Env;
+
 export interface ScorerConfig {
   port: number;
   host: string;

@@ -57,6 +57,11 @@ function meterWorker(metrics: GuardMetrics, worker: RedisScoreWorker): void {
     'Score requests queued in the Redis request stream, not yet answered.',
     () => worker.backlog(),
   );
+  metrics.gaugeFrom(
+    'guard_scorer_queue_age_seconds',
+    'Age of the oldest score request still queued (0 when none): how far behind the scorers are.',
+    () => worker.backlogAgeSeconds(),
+  );
   const counters: [string, string, keyof RedisScoreWorker['stats']][] = [
     ['guard_scorer_scored_total', 'Requests this scorer scored and answered.', 'scored'],
     ['guard_scorer_expired_total', 'Requests answered deadline_exceeded.', 'expired'],

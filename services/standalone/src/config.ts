@@ -51,6 +51,9 @@ const Env = z.object({
   GUARD_ACTIVITY_RETENTION_DAYS: envInt(30, 0, 7300),
 });
 
+/** Every variable this role reads: test/deploy checks the deployment files against it. */
+export const ENV_SCHEMA = Env;
+
 export interface StandaloneConfig extends ApiSettings {
   mode: 'embedded' | 'distributed';
   port: number;

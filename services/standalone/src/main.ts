@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { createLogger, Lifecycle, type Logger } from '@guard/platform';
+import { startTracing } from '@guard/platform/tracing';
 import { embeddedIds, openEmbeddedStores } from './deps.js';
 import { loadConfig, type StandaloneConfig } from './config.js';
 import { startServer } from './server.js';
@@ -19,6 +20,9 @@ async function runSingle(config: StandaloneConfig, logger: Logger): Promise<void
   // Handlers first: a stop that arrives while the server starts is still an orderly exit.
   const lifecycle = new Lifecycle(logger);
   lifecycle.installSignalHandlers();
+  // Off unless an OTLP exporter is named (docs/operations.md); closed last, after the server.
+  const tracing = await startTracing({ serviceName: 'guard', defaultOn: false, logger });
+  lifecycle.onClose('tracing', tracing.shutdown);
   const running = await startServer(config, logger);
   lifecycle.onClose('server', running.close);
   const stopRetention = startRetention(config, logger);
@@ -83,6 +87,8 @@ async function runWorker(config: StandaloneConfig, logger: Logger): Promise<void
   // Ctrl-C in a terminal reaches every process of the group: let the primary coordinate.
   process.removeAllListeners('SIGINT');
   process.on('SIGINT', () => undefined);
+  const tracing = await startTracing({ serviceName: 'guard', defaultOn: false, logger });
+  lifecycle.onClose('tracing', tracing.shutdown);
   const running = await startServer(config, logger.child({ worker: process.pid }));
   lifecycle.onClose('server', running.close);
   process.send?.({ type: 'listening', url: running.url });

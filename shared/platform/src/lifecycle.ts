@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { startTracing } from './tracing.js';
 
 type Closer = () => Promise<void> | void;
 
@@ -45,8 +46,9 @@ export class Lifecycle {
 }
 
 /**
- * A role's process: signal handlers first (a stop that arrives during start-up is still an
- * orderly exit), then `start`, which registers what it opens with the lifecycle. A start that
+ * A role's process of distributed mode: signal handlers first (a stop that arrives during start-up
+ * is still an orderly exit), then tracing (on unless the `OTEL_*` variables say otherwise, as
+ * `guard-<name>`; flushed last), then `start`, which registers what it opens with the lifecycle. A start that
  * fails, or a `failed` promise it hands back that rejects later (a worker that died), is logged,
  * what was opened is closed, and the process exits 1.
  */
@@ -63,6 +65,12 @@ export async function runRole(
     process.exit(1);
   };
   try {
+    const tracing = await startTracing({
+      serviceName: `guard-${name.replaceAll(' ', '-')}`,
+      defaultOn: true,
+      logger,
+    });
+    lifecycle.onClose('tracing', tracing.shutdown);
     const started = await start(lifecycle);
     started?.failed?.catch((err: unknown) => fail(err, 'failed'));
   } catch (err) {

@@ -47,8 +47,12 @@ describe('GuardMetrics', () => {
     expect(
       sample(text, 'guard_decisions_total{endpoint="monitor",policy_id="none",outcome="error"}'),
     ).toBe(1);
-    expect(sample(text, 'guard_rule_violations_total{rule="no-pii",mode="block"}')).toBe(1);
+    expect(
+      sample(text, 'guard_rule_violations_total{rule="no-pii",mode="block",policy_id="p1"}'),
+    ).toBe(1);
     expect(sample(text, 'guard_fail_mode_total{mode="closed"}')).toBe(1);
+    // Present before the first event, so that a rate has a zero to start from.
+    expect(sample(text, 'guard_fail_mode_total{mode="open"}')).toBe(0);
     expect(
       sample(text, 'guard_upstream_duration_seconds_count{provider="openai",status="ok"}'),
     ).toBe(1);
@@ -94,7 +98,7 @@ describe('GuardMetrics', () => {
     expect(
       sample(
         await m.render(),
-        `guard_rule_violations_total{rule="${'r'.repeat(64)}",mode="observe"}`,
+        `guard_rule_violations_total{rule="${'r'.repeat(64)}",mode="observe",policy_id="p"}`,
       ),
     ).toBe(1);
   });

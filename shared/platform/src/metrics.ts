@@ -40,7 +40,7 @@ export class GuardMetrics {
   private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   private readonly httpDuration: Histogram<'method' | 'route'>;
   private readonly decisions: Counter<'endpoint' | 'policy_id' | 'outcome'>;
-  private readonly ruleViolations: Counter<'rule' | 'mode'>;
+  private readonly ruleViolations: Counter<'rule' | 'mode' | 'policy_id'>;
   private readonly failModes: Counter<'mode'>;
   private readonly upstreamDuration: Histogram<'provider' | 'status'>;
 
@@ -68,8 +68,8 @@ export class GuardMetrics {
     });
     this.ruleViolations = new Counter({
       name: 'guard_rule_violations_total',
-      help: 'Rules found violated in recorded decisions, by rule name and mode.',
-      labelNames: ['rule', 'mode'],
+      help: 'Rules found violated in recorded decisions, by rule name, mode and policy.',
+      labelNames: ['rule', 'mode', 'policy_id'],
       registers,
     });
     this.failModes = new Counter({
@@ -78,6 +78,8 @@ export class GuardMetrics {
       labelNames: ['mode'],
       registers,
     });
+    // Both series exist from the start, so that an alert on their rate has a zero to compare.
+    for (const mode of ['open', 'closed']) this.failModes.inc({ mode }, 0);
     this.upstreamDuration = new Histogram({
       name: 'guard_upstream_duration_seconds',
       help: 'Time until a model provider answered (for a stream: its headers), by provider and status.',
@@ -103,12 +105,15 @@ export class GuardMetrics {
   }
 
   recordDecision(d: DecisionMetric): void {
+    const policyId = d.policyId ?? 'none';
     this.decisions.inc({
       endpoint: d.endpoint,
-      policy_id: d.policyId ?? 'none',
+      policy_id: policyId,
       outcome: d.outcome,
     });
-    for (const v of d.violations) this.ruleViolations.inc({ rule: label(v.rule), mode: v.mode });
+    for (const v of d.violations) {
+      this.ruleViolations.inc({ rule: label(v.rule), mode: v.mode, policy_id: policyId });
+    }
     if (d.failMode) this.failModes.inc({ mode: d.failMode });
   }
 

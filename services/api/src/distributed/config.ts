@@ -37,6 +37,9 @@ const Env = z.object({
   GUARD_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 600_000),
 });
 
+/** Every variable this role reads: test/deploy checks the deployment files against it. */
+export const ENV_SCHEMA = Env;
+
 export interface DistributedApiConfig extends ApiSettings {
   port: number;
   host: string;

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '@guard/platform';
+import {
+  contextOf,
+  otelContext,
+  otelTrace,
+  SpanKind,
+  SpanStatusCode,
+  tracer,
+  tracingActive,
+  type Span,
+} from '@guard/platform/tracing';
 import type { GuardMetrics } from '@guard/platform/metrics';
 import type { Principal } from '@guard/domain';
 
@@ -35,11 +45,13 @@ class Context implements RequestContext {
   constructor(
     readonly requestId: string,
     private readonly base: Logger,
+    private readonly traceId: string | undefined,
   ) {}
 
   get logger(): Logger {
     this.child ??= this.base.child({
       request_id: this.requestId,
+      trace_id: this.traceId,
       org_id: this.principal?.org_id,
       key_id: this.principal?.key_id,
     });
@@ -60,8 +72,25 @@ export function requestContext(
     const requestId =
       typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
-    req.ctx = new Context(requestId, logger);
-    if (accessLog || metrics) {
+    // The request's server span (when tracing): a child of the caller's `traceparent`, if any.
+    let span: Span | undefined;
+    if (tracingActive()) {
+      span = tracer().startSpan(
+        req.method,
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'http.request.method': req.method,
+            'url.path': req.path,
+            'guard.request_id': requestId,
+          },
+        },
+        contextOf(req.headers),
+      );
+    }
+    const traceId = span?.spanContext().traceId;
+    req.ctx = new Context(requestId, logger, traceId);
+    if (accessLog || metrics || span) {
       const started = process.hrtime.bigint();
       res.on('finish', () => {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -70,10 +99,21 @@ export function requestContext(
           ? `${req.baseUrl || req.ctx.mountPath}${String(req.route.path)}`
           : undefined;
         metrics?.observeHttp(req.method, route ?? UNMATCHED_ROUTE, res.statusCode, seconds);
+        if (span) {
+          if (route) {
+            span.updateName(`${req.method} ${route}`);
+            span.setAttribute('http.route', route);
+          }
+          span.setAttribute('http.response.status_code', res.statusCode);
+          if (req.ctx.principal) span.setAttribute('guard.org_id', req.ctx.principal.org_id);
+          if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.end();
+        }
         if (!accessLog) return;
         logger.info(
           {
             request_id: requestId,
+            trace_id: traceId,
             org_id: req.ctx.principal?.org_id,
             method: req.method,
             route,
@@ -85,7 +125,10 @@ export function requestContext(
         );
       });
     }
-    next();
+    // A connection that closes before the response finished still ends the span.
+    if (span) res.on('close', () => span.isRecording() && span.end());
+    if (span) otelContext.with(otelTrace.setSpan(otelContext.active(), span), next);
+    else next();
   };
 }
 

@@ -67,7 +67,9 @@ describe('GET /metrics', () => {
     expect(
       value('guard_decisions_total{endpoint="monitor",policy_id="none",outcome="passed"}'),
     ).toBe(1);
-    expect(value('guard_rule_violations_total{rule="secret_project",mode="block"}')).toBe(1);
+    expect(
+      value('guard_rule_violations_total{rule="secret_project",mode="block",policy_id="none"}'),
+    ).toBe(1);
   });
 
   it('times upstream calls per provider, with why there was no answer', async () => {

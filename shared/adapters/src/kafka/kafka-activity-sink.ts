@@ -1,8 +1,9 @@
-import { context, isSpanContextValid, propagation, trace } from '@opentelemetry/api';
+import { context, isSpanContextValid, propagation, trace, type Context } from '@opentelemetry/api';
 import { Kafka, Partitioners, logLevel, type Message, type Producer } from 'kafkajs';
 import { ACTIVITY_SCHEMA_VERSION, ActivityRecord } from '@guard/contracts';
 import type { Activity, ActivitySink } from '@guard/domain';
 import type { Logger } from '@guard/platform';
+import { failSpan, SpanKind, tracer, tracingActive } from '@guard/platform/tracing';
 import { kafkaLogCreator } from './kafka-log.js';
 
 /** The versioned activity topic (docs/activity-stream.md). */
@@ -127,30 +128,58 @@ export class KafkaActivitySink implements ActivitySink {
       );
     }
     const value = JSON.stringify(parsed.data);
+    // A producer span (when tracing) from now until the broker acknowledges the batch; the
+    // ingester's span is its child through the headers.
+    const span = tracingActive()
+      ? tracer().startSpan(`send ${this.topic}`, {
+          kind: SpanKind.PRODUCER,
+          attributes: {
+            'messaging.system': 'kafka',
+            'messaging.operation.type': 'send',
+            'messaging.destination.name': this.topic,
+            'messaging.kafka.message.key': activity.org_id,
+            'guard.activity_id': activity.id,
+          },
+        })
+      : undefined;
     // Captured now, in the publishing call's context: the batch is sent later, from a timer.
     const headers: Record<string, string> = {
       'schema-version': SCHEMA_VERSION,
       'content-type': 'application/json',
-      ...traceHeaders(),
+      ...traceHeaders(span ? trace.setSpan(context.active(), span) : context.active()),
     };
     let bytes = Buffer.byteLength(value) + Buffer.byteLength(activity.org_id) + 64;
     for (const [k, v] of Object.entries(headers)) bytes += k.length + v.length;
     this.stats.encodeMs += performance.now() - t0;
     if (bytes > this.maxBatchBytes) {
       this.stats.failed++;
-      return Promise.reject(
-        new Error(
-          `activity ${activity.id} is ${bytes} bytes, over the ${this.maxBatchBytes} limit`,
-        ),
+      const err = new Error(
+        `activity ${activity.id} is ${bytes} bytes, over the ${this.maxBatchBytes} limit`,
       );
+      if (span) {
+        failSpan(span, err);
+        span.end();
+      }
+      return Promise.reject(err);
     }
     return new Promise<void>((done, fail) => {
       this.pending.push({
         id: activity.id,
         message: { key: activity.org_id, value, headers },
         bytes,
-        done,
-        fail,
+        done: span
+          ? () => {
+              span.end();
+              done();
+            }
+          : done,
+        fail: span
+          ? (err: unknown) => {
+              failSpan(span, err);
+              span.end();
+              fail(err);
+            }
+          : fail,
       });
       this.schedule();
     });
@@ -315,12 +344,11 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * W3C trace context of the active OpenTelemetry context: what the configured propagator writes,
+ * W3C trace context of an OpenTelemetry context: what the configured propagator writes,
  * or, where none is registered but a span context is active, `traceparent`/`tracestate` built
  * from it. Empty when no trace is active.
  */
-function traceHeaders(): Record<string, string> {
-  const ctx = context.active();
+function traceHeaders(ctx: Context): Record<string, string> {
   const carrier: Record<string, string> = {};
   propagation.inject(ctx, carrier);
   const out: Record<string, string> = {};

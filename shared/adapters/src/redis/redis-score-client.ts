@@ -9,6 +9,7 @@ import {
   type ScoreResult,
 } from '@guard/domain';
 import { newId, type Logger } from '@guard/platform';
+import { inSpan, SpanKind, traceCarrier, tracingActive } from '@guard/platform/tracing';
 import { deadlineSignal, ScoreDeadlineError } from '@guard/scoring';
 import {
   DEFAULT_SCORE_REPLY_PREFIX,
@@ -151,6 +152,27 @@ export class RedisScoreClient implements ScoreClient {
   }
 
   score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult> {
+    if (!tracingActive()) return this.send(request, signal);
+    // The producer span's context travels in the envelope; the scorer's span is its child.
+    return inSpan(
+      `send ${this.requestStream}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'redis',
+          'messaging.operation.type': 'send',
+          'messaging.destination.name': this.requestStream,
+        },
+      },
+      () => this.send(request, signal, traceCarrier()),
+    );
+  }
+
+  private send(
+    request: ScoreRequest,
+    signal?: AbortSignal,
+    trace?: Record<string, string>,
+  ): Promise<ScoreResult> {
     if (this.closed)
       return Promise.reject(new ScorerUnavailableError('the score client is closed'));
     if (this.commands.status !== 'ready') {
@@ -165,6 +187,7 @@ export class RedisScoreClient implements ScoreClient {
       id,
       reply_to: this.replyStream,
       deadline_ms: Date.now() + this.timeoutMs,
+      ...(trace?.traceparent ? { trace } : {}),
       request,
     };
     return new Promise<ScoreResult>((resolve, reject) => {

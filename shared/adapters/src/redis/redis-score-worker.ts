@@ -8,6 +8,7 @@ import {
   type ScoreResult,
 } from '@guard/domain';
 import type { Logger } from '@guard/platform';
+import { contextOf, inSpan, SpanKind, SpanStatusCode } from '@guard/platform/tracing';
 import { deadlineSignal, ScoreDeadlineError } from '@guard/scoring';
 import {
   DEFAULT_SCORE_REQUEST_STREAM,
@@ -158,6 +159,17 @@ export class RedisScoreWorker {
   /** Requests queued in the stream, not yet answered (answered ones are deleted): the backlog. */
   backlog(): Promise<number> {
     return this.commands.xlen(this.requestStream);
+  }
+
+  /**
+   * Seconds since the oldest request still in the stream was added (its entry id is the time it
+   * was added); 0 when the stream is empty. How far behind the scorers are.
+   */
+  async backlogAgeSeconds(): Promise<number> {
+    const [oldest] = await this.commands.xrange(this.requestStream, '-', '+', 'COUNT', 1);
+    if (!oldest) return 0;
+    const addedMs = Number(oldest[0].split('-')[0]);
+    return Math.max(0, (Date.now() - addedMs) / 1e3);
   }
 
   /** In the group, connected, not stopping. */
@@ -313,14 +325,40 @@ export class RedisScoreWorker {
       );
       return this.acknowledge(entry.id);
     }
-    let reply: ScoreReplyEnvelope;
-    if (remaining <= 0) {
-      // Still answered: with clocks apart, the caller may not have given up yet.
-      reply = this.failure(envelope.id, 'deadline_exceeded', 'the deadline passed before scoring');
-    } else {
-      reply = await this.score(envelope.id, envelope.request, remaining);
-    }
-    return this.answer(entry.id, envelope.reply_to, reply);
+    // A child of the API pod's producer span, when the envelope carries its context.
+    return inSpan(
+      `process ${this.requestStream}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: contextOf(envelope.trace),
+        attributes: {
+          'messaging.system': 'redis',
+          'messaging.operation.type': 'process',
+          'messaging.destination.name': this.requestStream,
+          'messaging.consumer.group.name': this.group,
+          'messaging.message.id': entry.id,
+          'guard.score.reclaimed': reclaimed,
+        },
+      },
+      async (span) => {
+        let reply: ScoreReplyEnvelope;
+        if (remaining <= 0) {
+          // Still answered: with clocks apart, the caller may not have given up yet.
+          reply = this.failure(
+            envelope.id,
+            'deadline_exceeded',
+            'the deadline passed before scoring',
+          );
+        } else {
+          reply = await this.score(envelope.id, envelope.request, remaining);
+        }
+        if (!reply.ok) {
+          span.setAttribute('error.type', reply.error.code);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: reply.error.message });
+        }
+        return this.answer(entry.id, envelope.reply_to, reply);
+      },
+    );
   }
 
   private async score(
