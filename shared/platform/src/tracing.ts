@@ -23,6 +23,8 @@ import type { Logger } from 'pino';
  */
 
 const TRACER = '@guard/service';
+/** How long a stopping process waits for its last spans to be exported. */
+const SHUTDOWN_FLUSH_MS = 2_000;
 let active = false;
 
 /** Whether this process records spans (a provider is registered). */
@@ -109,24 +111,52 @@ export async function startTracing(options: {
   options.logger.info(
     {
       reason: wanted.reason,
-      service: resource.attributes['service.name'],
-      endpoint:
+      service_name: resource.attributes['service.name'],
+      endpoint: withoutCredentials(
         env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
-        env.OTEL_EXPORTER_OTLP_ENDPOINT ??
-        'http://localhost:4318',
+          env.OTEL_EXPORTER_OTLP_ENDPOINT ??
+          'http://localhost:4318',
+      ),
     },
     'tracing on',
   );
   return {
     enabled: true,
     shutdown: async () => {
-      await provider.shutdown();
+      // Spans still buffered get a bounded moment to reach the collector: one that is away must
+      // not hold a stopping pod for the exporter's retries.
+      let timer: NodeJS.Timeout | undefined;
+      const flushed = await Promise.race([
+        provider.shutdown().then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), SHUTDOWN_FLUSH_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!flushed) {
+        options.logger.warn(
+          { within_ms: SHUTDOWN_FLUSH_MS },
+          'tracing: buffered spans not exported before stopping',
+        );
+      }
       trace.disable();
       propagation.disable();
       context.disable();
       active = false;
     },
   };
+}
+
+/** An endpoint as it may be logged: user and password, if any, left out. */
+function withoutCredentials(endpoint: string): string {
+  try {
+    const url = new URL(endpoint);
+    url.username = '';
+    url.password = '';
+    return url.toString();
+  } catch {
+    return '(not a URL)';
+  }
 }
 
 export const tracer = () => trace.getTracer(TRACER);
