@@ -86,4 +86,38 @@ describe.skipIf(!!process.env.E2E_BASE_URL)('GUARD_WORKERS=2', () => {
     expect(await server.stop()).toBe(0);
     server = undefined;
   });
+
+  it('answers a metrics scrape for every worker, whichever takes it', async () => {
+    server = await startGuard({ env: { GUARD_WORKERS: '2' } });
+    const probe = `${server.url}/policies`;
+    const before = server.logs.length;
+    // Until both workers have served some (the kernel picks which accepts each connection).
+    let calls = 0;
+    while (calls < 400 && (calls < 20 || servedBy(server, before, '/policies').size < 2)) {
+      expect(await freshGet(probe, server.adminKey)).toBe(200);
+      calls++;
+    }
+    expect(servedBy(server, before, '/policies').size).toBe(2);
+    const series = 'guard_http_requests_total{method="GET",route="/policies",status="200"}';
+    // Several scrapes, on fresh connections: each worker answers some, and every answer counts
+    // the calls of both.
+    const scraped = new Set<number>();
+    for (let i = 0; i < 6; i++) {
+      const text = await new Promise<string>((resolve, reject) => {
+        http
+          .get(`${server!.url}/metrics`, { agent: false }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (body += d));
+            res.on('end', () => resolve(body));
+          })
+          .on('error', reject);
+      });
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      scraped.add(Number(line?.slice(series.length + 1)));
+    }
+    expect([...scraped]).toEqual([calls]);
+    expect(await server.stop()).toBe(0);
+    server = undefined;
+  });
 });

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { createLogger, Lifecycle, type Logger } from '@guard/platform';
+import { joinClusterMetrics, processMetrics, serveClusterMetrics } from '@guard/platform/metrics';
 import { startTracing } from '@guard/platform/tracing';
 import { embeddedIds, openEmbeddedStores } from './deps.js';
 import { loadConfig, type StandaloneConfig } from './config.js';
@@ -44,6 +45,8 @@ async function runPrimary(config: StandaloneConfig, logger: Logger): Promise<voi
   );
   stores.db.close();
   startRetention(config, logger);
+  // A scrape reaches one worker; it asks here for every worker's metrics.
+  if (config.metrics) serveClusterMetrics();
 
   // Workers accept connections themselves. With the default round-robin policy the primary
   // accepts and hands each socket over, and keeps it until the worker acknowledges: a worker
@@ -89,6 +92,7 @@ async function runWorker(config: StandaloneConfig, logger: Logger): Promise<void
   process.on('SIGINT', () => undefined);
   const tracing = await startTracing({ serviceName: 'guard', defaultOn: false, logger });
   lifecycle.onClose('tracing', tracing.shutdown);
+  if (config.metrics) joinClusterMetrics(processMetrics());
   const running = await startServer(config, logger.child({ worker: process.pid }));
   lifecycle.onClose('server', running.close);
   process.send?.({ type: 'listening', url: running.url });

@@ -1,4 +1,12 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import cluster from 'node:cluster';
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+} from 'prom-client';
 
 /** What one recorded decision counts as (docs/metrics.md). */
 export type DecisionOutcome = 'blocked' | 'observed' | 'passed' | 'error';
@@ -95,7 +103,15 @@ export class GuardMetrics {
 
   /** The text exposition of every metric, collect-time values read now. */
   render(): Promise<string> {
-    return this.registry.metrics();
+    return this.renderAll ? this.renderAll() : this.registry.metrics();
+  }
+
+  /** Set in a cluster worker (`joinClusterMetrics`): a scrape answers for every worker. */
+  private renderAll: (() => Promise<string>) | null = null;
+
+  /** @internal `joinClusterMetrics` */
+  setRenderAll(render: () => Promise<string>): void {
+    this.renderAll = render;
   }
 
   /** `route` is the route pattern (`/policies/:policy_id`), never the raw path. */
@@ -174,4 +190,83 @@ let processWide: GuardMetrics | null = null;
  */
 export function processMetrics(): GuardMetrics {
   return (processWide ??= new GuardMetrics());
+}
+
+// The standalone server with GUARD_WORKERS > 1: workers share one port, so a scrape reaches one
+// of them. The worker that takes it asks the primary, which gathers every worker's registry
+// (prom-client's AggregatorRegistry: counters and histograms summed, process gauges as prom-client
+// aggregates each) and answers with the whole cluster's exposition.
+const ASK = 'guard:metrics:ask';
+const ANSWER = 'guard:metrics:answer';
+// Above the collect timeout of a slow gauge, below Prometheus's scrape timeout.
+const CLUSTER_SCRAPE_TIMEOUT_MS = 5_000;
+
+interface MetricsMessage {
+  type?: string;
+  id?: number;
+  text?: string;
+  error?: string;
+}
+
+/** In the primary: answers workers asking for the cluster's metrics. */
+export function serveClusterMetrics(): void {
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker, msg: MetricsMessage) => {
+    if (msg?.type !== ASK) return;
+    aggregator.clusterMetrics().then(
+      (text) => worker.send({ type: ANSWER, id: msg.id, text }),
+      (err: unknown) =>
+        worker.send({
+          type: ANSWER,
+          id: msg.id,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+    );
+  });
+}
+
+/**
+ * In a cluster worker: offers `metrics`' registry to the primary's aggregation, and makes its
+ * `render` answer with the whole cluster. When the primary does not answer in time, the scrape
+ * fails (a partial answer would read as counters going down).
+ */
+export function joinClusterMetrics(metrics: GuardMetrics): void {
+  AggregatorRegistry.setRegistries([metrics.registry]);
+  // Constructing one installs prom-client's listener that answers the primary's requests.
+  new AggregatorRegistry();
+  let next = 0;
+  const waiting = new Map<number, { resolve: (t: string) => void; reject: (e: Error) => void }>();
+  process.on('message', (msg: MetricsMessage) => {
+    if (msg?.type !== ANSWER || msg.id === undefined) return;
+    const w = waiting.get(msg.id);
+    if (!w) return;
+    waiting.delete(msg.id);
+    if (msg.text !== undefined) w.resolve(msg.text);
+    else w.reject(new Error(`cluster metrics: ${msg.error ?? 'no answer'}`));
+  });
+  metrics.setRenderAll(
+    () =>
+      new Promise<string>((resolve, reject) => {
+        const id = next++;
+        const timer = setTimeout(() => {
+          waiting.delete(id);
+          reject(
+            new Error(
+              `cluster metrics: the primary did not answer in ${CLUSTER_SCRAPE_TIMEOUT_MS} ms`,
+            ),
+          );
+        }, CLUSTER_SCRAPE_TIMEOUT_MS);
+        waiting.set(id, {
+          resolve: (t) => {
+            clearTimeout(timer);
+            resolve(t);
+          },
+          reject: (e) => {
+            clearTimeout(timer);
+            reject(e);
+          },
+        });
+        process.send?.({ type: ASK, id });
+      }),
+  );
 }

@@ -59,6 +59,13 @@ class Context implements RequestContext {
   }
 }
 
+/** The route pattern: `/policies` for a router's root route, not `/policies/`. */
+function routeOf(req: Request): string {
+  const base = req.baseUrl || req.ctx.mountPath;
+  const path = String(req.route.path);
+  return base && path === '/' ? base : `${base}${path}`;
+}
+
 /** Where a request's route pattern is unknown (no route matched): one label, not every path. */
 const UNMATCHED_ROUTE = 'unmatched';
 
@@ -95,9 +102,7 @@ export function requestContext(
       res.on('finish', () => {
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         // The route pattern, not the raw path, so log lines and metrics group by endpoint.
-        const route = req.route?.path
-          ? `${req.baseUrl || req.ctx.mountPath}${String(req.route.path)}`
-          : undefined;
+        const route = req.route?.path ? routeOf(req) : undefined;
         metrics?.observeHttp(req.method, route ?? UNMATCHED_ROUTE, res.statusCode, seconds);
         if (span) {
           if (route) {

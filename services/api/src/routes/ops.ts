@@ -33,7 +33,15 @@ export function opsRouter(deps: Pick<ApiDeps, 'ready' | 'config' | 'logger' | 'm
   // Not in the OpenAPI document: it is for Prometheus, not for API clients (as /openapi.json).
   if (metrics)
     r.get('/metrics', async (_req, res) => {
-      const text = await metrics.render();
+      let text: string;
+      try {
+        text = await metrics.render();
+      } catch (err) {
+        // Only with GUARD_WORKERS > 1: the primary, which gathers the workers, did not answer.
+        deps.logger.warn({ err }, 'metrics scrape failed');
+        res.status(503).type('text/plain').send('metrics unavailable, try again\n');
+        return;
+      }
       res.set('content-type', metrics.contentType).set('cache-control', 'no-store').send(text);
     });
 
