@@ -26,6 +26,8 @@ const WorkerEnv = z.object({
   // How long a stop lets running activities finish before cancelling them (they are retried).
   GUARD_JOBS_SHUTDOWN_GRACE_MS: envInt(10_000, 0, 600_000),
   GUARD_METRICS: envBool(true),
+  // Unset: dist/job-workflows.bundle.js when the build wrote it (the image does), else bundled at start.
+  GUARD_WORKFLOW_BUNDLE: z.string().min(1).optional(),
 });
 
 const Env = WorkerEnv.extend({
@@ -48,6 +50,8 @@ export interface JobsWorkerSettings {
   shutdownGraceMs: number;
   /** Serve Prometheus metrics (the Node process metrics) at `/metrics` on the probe port. */
   metrics: boolean;
+  /** A bundle written by `npm run build:workflow-bundle` to load instead of the default place. */
+  workflowBundlePath: string | undefined;
 }
 
 export interface JobsWorkerConfig extends JobsWorkerSettings {
@@ -68,6 +72,7 @@ function settings(e: z.infer<typeof WorkerEnv>): JobsWorkerSettings {
     maxActivities: e.GUARD_JOBS_MAX_ACTIVITIES,
     shutdownGraceMs: e.GUARD_JOBS_SHUTDOWN_GRACE_MS,
     metrics: e.GUARD_METRICS,
+    workflowBundlePath: e.GUARD_WORKFLOW_BUNDLE,
   };
 }
 

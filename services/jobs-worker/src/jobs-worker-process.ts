@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import {
   NativeConnection,
   Runtime,
@@ -6,6 +8,7 @@ import {
   type LogLevel,
   type LogMetadata,
   type WorkflowBundle,
+  type WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { ActivityStore, JobStore, PolicyStore } from '@guard/domain';
 import type { Lifecycle, Logger } from '@guard/platform';
@@ -14,6 +17,15 @@ import { processMetrics } from '@guard/platform/metrics';
 import { createTemporalJobActivities } from '@guard/adapters/temporal/jobs.activities';
 import { bundleJobWorkflows } from '@guard/adapters/temporal/job-workflow-bundle';
 import type { JobsWorkerSettings } from './config.js';
+
+/**
+ * Where `npm run build:workflow-bundle` writes the job workflows bundled ahead of time (the
+ * container image has it): next to this module in dist. From source it is never there, so tests
+ * and `tsx` always bundle the workflows they run.
+ */
+export const PREBUILT_WORKFLOW_BUNDLE = fileURLToPath(
+  new URL('./job-workflows.bundle.js', import.meta.url),
+);
 
 /** What the job activities read and write. */
 export interface JobWorkerStores {
@@ -59,9 +71,9 @@ export function installTemporalRuntime(logger: Logger): void {
 
 /**
  * The composition root of the jobs-worker role, over the stores it is given: the job workflows
- * (bundled here, at start, from the module next to the runner that starts them, so the two never
- * disagree), the job activities over the stores, a Temporal worker on the jobs task queue, and
- * the probe server. A stop (Lifecycle) shuts the worker down first: it stops polling, lets
+ * (the prebuilt bundle when the build wrote one, as in the image; otherwise bundled here, at
+ * start, from the module next to the runner that starts them, so the two never disagree), the
+ * job activities over the stores, a Temporal worker on the jobs task queue, and the probe server. A stop (Lifecycle) shuts the worker down first: it stops polling, lets
  * running activities finish for up to `shutdownGraceMs` (what it cancels is retried on another
  * worker), then the connection and the probe server close.
  */
@@ -88,9 +100,20 @@ export async function startJobsWorker(
   log.info({ url: health.url }, 'probes listening');
 
   const started = Date.now();
-  const workflowBundle =
-    options.workflowBundle ?? (await bundleJobWorkflows({ logger: temporalLogger(logger, true) }));
-  log.info({ ms: Date.now() - started }, 'job workflows bundled');
+  const prebuilt =
+    settings.workflowBundlePath ||
+    (existsSync(PREBUILT_WORKFLOW_BUNDLE) ? PREBUILT_WORKFLOW_BUNDLE : undefined);
+  let workflowBundle: WorkflowBundleOption | undefined = options.workflowBundle;
+  if (workflowBundle) {
+    log.info('job workflows given');
+  } else if (prebuilt) {
+    if (!existsSync(prebuilt)) throw new Error(`no workflow bundle at ${prebuilt}`);
+    workflowBundle = { codePath: prebuilt };
+    log.info({ workflow_bundle: prebuilt }, 'job workflows from a prebuilt bundle');
+  } else {
+    workflowBundle = await bundleJobWorkflows({ logger: temporalLogger(logger, true) });
+    log.info({ ms: Date.now() - started }, 'job workflows bundled at start');
+  }
 
   const connection = await NativeConnection.connect({ address: settings.temporal.address });
   lifecycle.onClose('temporal connection', () => connection.close());
