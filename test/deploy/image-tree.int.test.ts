@@ -1,11 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { exitOf, waitUntilReady, type RoleProcess } from '@guard/testing/role-process';
+import { freePort } from '@guard/testing/redis-server';
+import { exitOf, waitUntilReady, watchRole, type RoleProcess } from '@guard/testing/role-process';
 
 /**
  * The container image's file tree, without Docker: scripts/docker/stage-image.sh replays
@@ -53,17 +53,6 @@ function snapshot(dir: string): Map<string, string> {
   return entries;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Local Node headers for better-sqlite3's build where no prebuilt binary can be fetched. */
 function nodeHeaders(): Record<string, string> {
   if (process.env.npm_config_nodedir) return {};
@@ -89,21 +78,7 @@ function startRole(name: string, env: Record<string, string>): RoleProcess {
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(asRoot ? { uid: USER, gid: USER } : {}),
   });
-  const role: RoleProcess = { name, child, logs: [], output: [] };
-  let partial = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    const lines = (partial + d.toString()).split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) {
-      role.output.push(line);
-      try {
-        role.logs.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  child.stderr!.on('data', (d: Buffer) => role.output.push(d.toString()));
+  const role = watchRole(name, child);
   started.push(role);
   return role;
 }

@@ -29,6 +29,11 @@ export function spawnRole(
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  return watchRole(name, child);
+}
+
+/** A started process as a RoleProcess: its stdout parsed into log lines, everything kept. */
+export function watchRole(name: string, child: ChildProcess): RoleProcess {
   const role: RoleProcess = { name, child, logs: [], output: [] };
   let partial = '';
   child.stdout!.on('data', (d: Buffer) => {
@@ -74,3 +79,20 @@ export const exitOf = (child: ChildProcess) =>
       resolve({ code: child.exitCode, signal: child.signalCode });
     } else child.once('exit', (code, signal) => resolve({ code, signal }));
   });
+
+/**
+ * SIGTERM to every role still running, SIGKILL to one still there after `killAfterMs` (a role
+ * stuck in its stop must not hold the suite); resolves when all have exited.
+ */
+export async function stopRoles(roles: RoleProcess[], killAfterMs = 15_000): Promise<void> {
+  for (const r of roles) {
+    if (r.child.exitCode !== null || r.child.signalCode) continue;
+    r.child.kill();
+    const timer = setTimeout(() => {
+      if (r.child.exitCode === null && !r.child.signalCode) r.child.kill('SIGKILL');
+    }, killAfterMs);
+    timer.unref();
+    void exitOf(r.child).then(() => clearTimeout(timer));
+  }
+  await Promise.all(roles.map((r) => exitOf(r.child)));
+}

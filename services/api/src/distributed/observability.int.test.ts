@@ -4,7 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { Client as CassandraClient } from 'cassandra-driver';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '@guard/testing/redis-server';
-import { exitOf, spawnRole, waitUntilReady, type RoleProcess } from '@guard/testing/role-process';
+import {
+  spawnRole,
+  stopRoles,
+  waitUntilReady,
+  type RoleProcess,
+} from '@guard/testing/role-process';
 
 /**
  * What an operator sees of distributed mode, on the real engines: an API pod, a scorer, the
@@ -172,12 +177,7 @@ describe('one trace from the API pod through Redis to the scorer and through Kaf
   }, 300_000);
 
   afterAll(async () => {
-    for (const r of roles) {
-      if (r.child.exitCode !== null || r.child.signalCode) continue;
-      r.child.kill();
-      setTimeout(() => r.child.kill('SIGKILL'), 15_000).unref();
-    }
-    await Promise.all(roles.map((r) => exitOf(r.child)));
+    await stopRoles(roles);
     await new Promise((r) => collector?.close(r));
     await cassandra?.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`).catch(() => undefined);
     await cassandra?.shutdown();

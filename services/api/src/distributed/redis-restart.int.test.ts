@@ -5,7 +5,7 @@ import { Client as CassandraClient } from 'cassandra-driver';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort, startRedisServer, stopRedisServer } from '@guard/testing/redis-server';
-import { exitOf, spawnRole, type RoleProcess } from '@guard/testing/role-process';
+import { exitOf, spawnRole, stopRoles, type RoleProcess } from '@guard/testing/role-process';
 
 /**
  * The fault "restart Redis during load" on processes: one scorer and two API pods on a Redis of
@@ -179,13 +179,7 @@ describe('api pods across a Redis restart (processes on real engines)', () => {
   }, 180_000);
 
   afterAll(async () => {
-    for (const r of roles) {
-      if (r.child.exitCode !== null || r.child.signalCode) continue;
-      r.child.kill();
-      // A role stuck in its stop must not hold the suite.
-      setTimeout(() => r.child.kill('SIGKILL'), 15_000).unref();
-    }
-    await Promise.all(roles.map((r) => exitOf(r.child)));
+    await stopRoles(roles);
     probe?.disconnect();
     if (redisServer) await stopRedisServer(redisServer);
     await cassandra?.execute(`DROP KEYSPACE IF EXISTS ${keyspace}`).catch(() => undefined);
