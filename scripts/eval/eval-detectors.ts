@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
 import type { TextRole } from '@guard/scoring';
+import { rocAuc, thresholdAt } from './roc.js';
 
 interface Row {
   text: string;
@@ -33,28 +34,11 @@ interface Scored {
 const LABELS = ['jailbreak', 'injection', 'harmful'] as const;
 type Head = (typeof LABELS)[number];
 
-export function rocAuc(pos: number[], neg: number[]): number {
-  if (pos.length === 0 || neg.length === 0) return NaN;
-  const all = [...pos.map((s) => ({ s, p: 1 })), ...neg.map((s) => ({ s, p: 0 }))].sort(
-    (a, b) => a.s - b.s,
-  );
-  let rankSumPos = 0;
-  for (let i = 0; i < all.length;) {
-    let j = i;
-    while (j < all.length && all[j]?.s === all[i]?.s) j++;
-    const avg = (i + 1 + j) / 2;
-    for (let k = i; k < j; k++) if (all[k]?.p === 1) rankSumPos += avg;
-    i = j;
-  }
-  return (rankSumPos - (pos.length * (pos.length + 1)) / 2) / (pos.length * neg.length);
-}
+export { rocAuc };
 
 export function recallAtFpr(pos: number[], neg: number[], fpr: number): number {
   if (pos.length === 0 || neg.length === 0) return NaN;
-  const sorted = [...neg].sort((a, b) => b - a);
-  // Threshold: the score of the k-th highest negative, so at most fpr of negatives are above it.
-  const k = Math.floor(fpr * sorted.length);
-  const thr = sorted[k] ?? -Infinity;
+  const thr = thresholdAt(neg, fpr);
   return pos.filter((s) => s > thr).length / pos.length;
 }
 

@@ -7,6 +7,9 @@
  *
  * Output (in $GUARD_TRAIN_CACHE, default .cache/guard-train): binary feature files for
  * scripts/train/train_detectors.py, val.jsonl / calib.jsonl for `npm run eval`, and a summary.
+ * $GUARD_TRAIN_EXCLUDE=src1,src2 holds those sources out of training entirely (leave-one-source-out,
+ * scripts/eval/loso.ts): all their rows go to the validation split, so the cross-split dedupe also
+ * drops training rows that duplicate them. Unset, the build is unchanged.
  *
  * Usage: tsx --conditions=source scripts/train/build-dataset.ts
  */
@@ -58,12 +61,19 @@ import {
   type Family,
   type Rng,
 } from './synthetic.js';
+import { VAL_SOURCES } from './sources.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATA = process.env.GUARD_TRAIN_DATA ?? path.resolve(ROOT, '../shared/data/train');
 const OUT = process.env.GUARD_TRAIN_CACHE ?? path.join(ROOT, '.cache/guard-train');
 const MODELS = path.join(ROOT, 'shared/scoring/models');
 const SEED = 20240611;
+const EXCLUDE = new Set(
+  (process.env.GUARD_TRAIN_EXCLUDE ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 const MAX_TRAIN_CHARS = 6000;
 
 export const HEADS = ['jailbreak', 'injection', 'harm', ...HARM_CATEGORIES] as const;
@@ -212,16 +222,6 @@ function harmCategories(row: Row): string[] | null {
 }
 
 // ---- split assignment ----
-const VAL_SOURCES = new Set([
-  'gptfuzz_prompts',
-  'deepset_prompt_injections',
-  'strongreject',
-  'harmbench',
-  'advbench',
-  'convabuse',
-  'hwu64',
-  'nq_open',
-]);
 const VAL_BIPIA_ATTACKS = new Set([
   'Clickbait',
   'Language Translation',
@@ -260,6 +260,7 @@ function splitOf(row: Row): Split | 'drop' {
   else if (row.source === 'diasafety') split = cats.includes('split:test') ? 'val' : 'train';
   else if (row.source === 'gpteacher_roleplay') split = h % 10 < 3 ? 'val' : 'train';
   else if (row.source === 'gpteacher_codegen') split = h % 10 < 2 ? 'val' : 'train';
+  if (EXCLUDE.has(row.source)) return 'val';
   if (split === 'train' && (h >>> 8) % 10 === 0) split = 'calib';
   return split;
 }

@@ -285,6 +285,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--hidden", type=int, default=96)
     ap.add_argument("--export", action="store_true")
+    ap.add_argument("--out", type=Path, default=MODELS,
+                    help="directory for the exported detectors.{json,bin} and parity.json (default shared/scoring/models)")
     ap.add_argument("--from-checkpoint", action="store_true", help="skip training; reload the last checkpoint of this variant")
     args = ap.parse_args()
     torch.manual_seed(SEED)
@@ -425,18 +427,18 @@ def export(model, data, heads, H, D, args, calibration):
         "calibrationByRole": calibration,
         "arrays": arrays,
     }
-    MODELS.mkdir(parents=True, exist_ok=True)
-    (MODELS / "detectors.bin").write_bytes(bytes(blob))
-    (MODELS / "detectors.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    write_parity(model, data, heads, H, calibration)
-    print(f"exported {len(blob)} bytes to {MODELS}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "detectors.bin").write_bytes(bytes(blob))
+    (args.out / "detectors.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    write_parity(model, data, heads, H, calibration, args.out)
+    print(f"exported {len(blob)} bytes to {args.out}")
 
 
 PARITY_SOURCES = ("hwu64", "synthetic:technical-noise", "synthetic:human-instructions", "synthetic:indirect-injection",
                   "synthetic:direct-injection", "synthetic:scenario-benign", "synthetic:roleplay-benign")
 
 
-def write_parity(model, data, heads, H, calibration):
+def write_parity(model, data, heads, H, calibration, out=MODELS):
     """Probabilities the TypeScript scorer must reproduce for a few non-offensive validation texts."""
     val_rows = [json.loads(l) for l in (CACHE / "val.jsonl").read_text(encoding="utf-8").split("\n") if l]
     val_ids = np.where(data["split"] == 2)[0]
@@ -451,8 +453,8 @@ def write_parity(model, data, heads, H, calibration):
     p = 1 / (1 + np.exp(-(a * z + b)))
     cases = [{"text": val_rows[i]["text"], "role": val_rows[i]["role"],
               "probs": {h: round(float(p[k, j]), 5) for j, h in enumerate(heads)}} for k, i in enumerate(chosen)]
-    (MODELS / "parity.json").write_text(json.dumps({"note": "float32 reference from training; the scorer uses int8 weights",
-                                                    "cases": cases}, ensure_ascii=False, indent=1) + "\n")
+    (out / "parity.json").write_text(json.dumps({"note": "float32 reference from training; the scorer uses int8 weights",
+                                                 "cases": cases}, ensure_ascii=False, indent=1) + "\n")
 
 
 if __name__ == "__main__":
