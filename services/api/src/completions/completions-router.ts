@@ -18,6 +18,7 @@ import { openaiChat } from './formats/openai-chat.js';
 import { openaiResponses } from './formats/openai-responses.js';
 import { anthropicMessages } from './formats/anthropic-messages.js';
 import { gemini } from './formats/gemini.js';
+import { write } from '../http/drain.js';
 
 export interface CompletionsRouteDeps {
   completion: CompletionDeps;
@@ -33,21 +34,6 @@ const ENDPOINT = {
   messages: 'messages',
   gemini: 'generate_content',
 } as const;
-
-/** Writes with backpressure: waits for the socket to drain when its buffer is full. */
-async function write(res: Response, chunk: string): Promise<void> {
-  if (!chunk || res.writableEnded || res.destroyed) return;
-  if (!res.write(chunk))
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('drain', done);
-      res.on('close', done);
-    });
-}
 
 function startStream(res: Response, enc: StreamEncoder, activityId: string | null): void {
   res.status(200);

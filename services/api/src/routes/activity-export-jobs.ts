@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request } from 'express';
 import {
   getActivityExportJob,
   openActivityExportDownload,
@@ -8,21 +8,9 @@ import {
 import { ActivityExportJobRequest } from '@guard/contracts';
 import { requirePrincipal } from '../http/context.js';
 import { parseBody } from '../http/body.js';
+import { writable } from '../http/drain.js';
 
 const param = (req: Request, name: string): string => String(req.params[name] ?? '');
-
-/** Resolves when the socket can take more, or when the client has gone. */
-function writable(res: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
 
 /** Activity export jobs: start one, follow it, download what it froze (admins, own org). */
 export function activityExportJobsRouter(deps: ActivityExportJobDeps): Router {
