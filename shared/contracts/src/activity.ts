@@ -46,7 +46,7 @@ export const ActivityRecord = z
 export type ActivityRecord = z.infer<typeof ActivityRecord>;
 
 /** An ISO 8601 time (query or body) to epoch milliseconds (a bad one is named, not NaN). */
-export const queryTime = z
+const queryTime = z
   .string()
   .max(64)
   .transform((v, ctx) => {
@@ -61,6 +61,16 @@ export const queryTime = z
     return ms;
   });
 
+/** The time filters of an export, in the query of `GET /activity/export` and in a job's body. */
+export const exportTimeWindow = {
+  since: queryTime
+    .optional()
+    .meta({ description: 'ISO 8601; only activities recorded after it (exclusive)' }),
+  until: queryTime
+    .optional()
+    .meta({ description: 'ISO 8601; only activities recorded before it (exclusive)' }),
+};
+
 const queryBool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const exportQueryFields = {
@@ -70,12 +80,7 @@ const exportQueryFields = {
     .max(512)
     .optional()
     .meta({ description: 'The `next_cursor` of the previous page' }),
-  since: queryTime
-    .optional()
-    .meta({ description: 'ISO 8601; only activities recorded after it (exclusive)' }),
-  until: queryTime
-    .optional()
-    .meta({ description: 'ISO 8601; only activities recorded before it (exclusive)' }),
+  ...exportTimeWindow,
   alarm_only: queryBool.default(false).meta({ description: 'Only activities with alarm true' }),
   search: z
     .string()

@@ -1,16 +1,11 @@
 import { z } from 'zod';
 import { IsoTimestamp } from './common.js';
-import { queryTime } from './activity.js';
+import { exportTimeWindow } from './activity.js';
 
 /** The filters of `GET /activity/export`, as a JSON body. */
 export const ActivityExportJobRequest = z
   .object({
-    since: queryTime
-      .optional()
-      .meta({ description: 'ISO 8601; only activities recorded after it (exclusive)' }),
-    until: queryTime
-      .optional()
-      .meta({ description: 'ISO 8601; only activities recorded before it (exclusive)' }),
+    ...exportTimeWindow,
     alarm_only: z.boolean().default(false).meta({ description: 'Only activities with alarm true' }),
   })
   .strict()
