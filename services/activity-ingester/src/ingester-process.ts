@@ -70,22 +70,18 @@ export async function startIngesterProcess(
 
 /** The ingester's own counters and the group's lag, read when Prometheus scrapes. */
 function meterIngester(metrics: GuardMetrics, ingester: ActivityIngester, lag: ConsumerLag): void {
-  const counters: [string, string, 'written' | 'batches' | 'retries' | 'poisoned'][] = [
-    ['guard_ingester_written_total', 'Activities written to the store.', 'written'],
-    ['guard_ingester_batches_total', 'Kafka batches processed.', 'batches'],
-    [
+  metrics.countersOf(ingester.stats, {
+    written: ['guard_ingester_written_total', 'Activities written to the store.'],
+    batches: ['guard_ingester_batches_total', 'Kafka batches processed.'],
+    retries: [
       'guard_ingester_retries_total',
       'Store writes, dead-letter sends and commits retried.',
-      'retries',
     ],
-    [
+    poisoned: [
       'guard_ingester_poisoned_total',
       'Unreadable messages sent to the dead-letter topic.',
-      'poisoned',
     ],
-  ];
-  for (const [name, help, key] of counters)
-    metrics.counterFrom(name, help, () => ingester.stats[key]);
+  });
   metrics.gaugeFrom(
     'guard_ingester_consumer_lag',
     'Messages of the activity topic the consumer group has not committed yet (all partitions).',

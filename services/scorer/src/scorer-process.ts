@@ -62,21 +62,17 @@ function meterWorker(metrics: GuardMetrics, worker: RedisScoreWorker): void {
     'Age of the oldest score request still queued (0 when none): how far behind the scorers are.',
     () => worker.backlogAgeSeconds(),
   );
-  const counters: [string, string, keyof RedisScoreWorker['stats']][] = [
-    ['guard_scorer_scored_total', 'Requests this scorer scored and answered.', 'scored'],
-    ['guard_scorer_expired_total', 'Requests answered deadline_exceeded.', 'expired'],
-    ['guard_scorer_failed_total', 'Requests answered with an error.', 'failed'],
-    [
+  metrics.countersOf(worker.stats, {
+    scored: ['guard_scorer_scored_total', 'Requests this scorer scored and answered.'],
+    expired: ['guard_scorer_expired_total', 'Requests answered deadline_exceeded.'],
+    failed: ['guard_scorer_failed_total', 'Requests answered with an error.'],
+    reclaimed: [
       'guard_scorer_reclaimed_total',
       'Requests taken over from a silent scorer (XAUTOCLAIM).',
-      'reclaimed',
     ],
-    [
+    droppedExpired: [
       'guard_scorer_dropped_expired_total',
       'Reclaimed requests already past their deadline, dropped unanswered.',
-      'droppedExpired',
     ],
-  ];
-  for (const [name, help, key] of counters)
-    metrics.counterFrom(name, help, () => worker.stats[key]);
+  });
 }

@@ -60,6 +60,21 @@ describe('GuardMetrics', () => {
     expect(text).not.toContain('process_cpu');
   });
 
+  it('serves the listed counters of a stats object, each read when scraped', async () => {
+    const m = new GuardMetrics({ defaultMetrics: false });
+    const stats = { written: 0, batches: 0, lastAt: 'never' };
+    m.countersOf(stats, {
+      written: ['guard_ingester_written_total', 'written'],
+      batches: ['guard_ingester_batches_total', 'batches'],
+    });
+    stats.written = 4;
+    stats.batches = 2;
+    const text = await m.render();
+    expect(sample(text, 'guard_ingester_written_total')).toBe(4);
+    expect(sample(text, 'guard_ingester_batches_total')).toBe(2);
+    expect(text).not.toContain('lastAt');
+  });
+
   it('reads collect-time values when scraped, keeps the last one when a read fails', async () => {
     const m = new GuardMetrics({ defaultMetrics: false });
     let depth: number | Error = 7;

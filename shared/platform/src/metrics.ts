@@ -166,6 +166,19 @@ export class GuardMetrics {
     });
   }
 
+  /**
+   * The counters a component keeps in one stats object, each key that is listed served under its
+   * name and help and read when scraped.
+   */
+  countersOf<S extends object>(
+    stats: S,
+    counters: { [K in keyof S as S[K] extends number ? K : never]?: readonly [string, string] },
+  ): void {
+    for (const [key, entry] of Object.entries(counters) as [keyof S, [string, string]][]) {
+      this.counterFrom(entry[0], entry[1], () => stats[key] as number);
+    }
+  }
+
   /** A counter a component already keeps (a plain number that only grows), read when scraped. */
   counterFrom(name: string, help: string, read: () => number): void {
     this.registry.removeSingleMetric(name);
