@@ -71,7 +71,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   // Retention deletes by recording time, in chunks.
   `
   CREATE INDEX activities_created ON activities(created_ms);
-  `, // One counter that every change to orgs, keys and policies bumps, whoever makes it (another
+  `,
+  // One counter that every change to orgs, keys and policies bumps, whoever makes it (another
   // worker, the CLI): caches compare it to drop what they hold (sqliteConfigChanges).
   `
   CREATE TABLE config_version (
