@@ -4,7 +4,7 @@
  * rows): ROC AUC, recall at 1% and 5% FPR, precision/recall/F1 at the shipped threshold; then the
  * over-blocking of benign rows, a per-source table and the latency per KB.
  *
- * Usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources]
+ * Usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources] [--model-dir DIR]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -53,18 +53,23 @@ function pct(x: number): string {
 
 function main(): void {
   const args = process.argv.slice(2);
-  const file = args.find((a) => !a.startsWith('--') && !a.endsWith('.json'));
+  const file = args.find(
+    (a, i) => !a.startsWith('--') && !a.endsWith('.json') && args[i - 1] !== '--model-dir',
+  );
   const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
   const showSources = !args.includes('--no-sources');
+  const modelDir = args.includes('--model-dir') ? args[args.indexOf('--model-dir') + 1] : undefined;
   if (!file) {
-    console.error('usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources]');
+    console.error(
+      'usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources] [--model-dir DIR]',
+    );
     process.exit(2);
   }
   const rows = readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as Row);
-  const det = createMlDetectors();
+  const det = createMlDetectors(modelDir ? { modelDir } : {});
   const model = det.model;
   const headOf: Record<Head, number> = {
     jailbreak: model.headIndex('jailbreak'),

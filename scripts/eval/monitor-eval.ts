@@ -5,9 +5,15 @@
  * often the verdict is "violation" (for benign rows: the over-blocking rate).
  *
  *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
+ *                           [--model-dir DIR] [--no-request] [--source NAME]
  *
- * Rows with role "response" are sent as an assistant turn after a neutral user turn (post
- * thresholds); "document" rows as a tool result (ipi); the rest as user text.
+ * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
+ * response after the neutral user turn, to measure what judging an answer with its request adds;
+ * --source keeps the rows of one source.
+ *
+ * Rows with role "response" are sent as an assistant turn (post thresholds) after the request
+ * they answer when the row has one (`request`), else after a neutral user turn; "document" rows
+ * as a tool result (ipi); the rest as user text.
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
@@ -20,11 +26,16 @@ const { values, positionals } = parseArgs({
   options: {
     policy: { type: 'string', default: 'Basic Content Safety' },
     limit: { type: 'string' },
+    'model-dir': { type: 'string' },
+    'no-request': { type: 'boolean', default: false },
+    source: { type: 'string' },
   },
 });
 const file = positionals[0];
 if (!file) {
-  console.error('usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N]');
+  console.error(
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME]',
+  );
   process.exit(2);
 }
 const policy = PRESET_POLICIES.find((p) => p.name === values.policy);
@@ -34,7 +45,8 @@ const rules = Object.entries(policy.rules).map(([name, description]) => ({
   description,
   mode: 'block' as const,
 }));
-const engine = createDefaultEngine();
+const modelDir = values['model-dir'];
+const engine = createDefaultEngine(modelDir ? { modelDir } : {});
 const limit = values.limit ? Number(values.limit) : Infinity;
 
 interface Row {
@@ -42,11 +54,12 @@ interface Row {
   label: string;
   role?: string;
   source?: string;
+  request?: string;
 }
 const messagesFor = (r: Row): ScoreMessage[] => {
   if (r.role === 'response')
     return [
-      { role: 'user', content: 'Please answer.' },
+      { role: 'user', content: (!values['no-request'] && r.request) || 'Please answer.' },
       { role: 'assistant', content: r.text },
     ];
   if (r.role === 'document')
@@ -72,6 +85,7 @@ let seen = 0;
 for await (const line of readline.createInterface({ input: fs.createReadStream(file) })) {
   if (!line.trim() || seen >= limit) continue;
   const row = JSON.parse(line) as Row;
+  if (values.source !== undefined && row.source !== values.source) continue;
   seen++;
   const t0 = performance.now();
   const r = engine.scoreSync({

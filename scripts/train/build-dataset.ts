@@ -40,6 +40,11 @@ import {
 import { loadEmbeddingTable, loadTokenizerResources } from '@guard/scoring/ml/ml-model';
 import {
   BENIGN_ROLEPLAY,
+  COMPLY as COMPLY_TEMPLATES,
+  COMPLY_STEPS,
+  capitalise,
+  REFUSE,
+  REFUSE_ALTERNATIVES,
   BENIGN_TOPICS,
   DIRECT_INJECTION,
   EMAIL_FRAMES,
@@ -54,6 +59,7 @@ import {
   SCENARIO,
   SUBJECTS,
   gibberishSuffix,
+  longPrompt,
   lookalikeCombos,
   mulberry32,
   pick,
@@ -76,12 +82,24 @@ const EXCLUDE = new Set(
 );
 const MAX_TRAIN_CHARS = 6000;
 
-export const HEADS = ['jailbreak', 'injection', 'harm', ...HARM_CATEGORIES] as const;
+/** `comply`: does a response go along with the harmful request it answers (see COMPLY_SOURCES). */
+export const HEADS = ['jailbreak', 'injection', 'harm', ...HARM_CATEGORIES, 'comply'] as const;
 const H = HEADS.length;
 const JB = 0;
 const INJ = 1;
 const HARM = 2;
 const CAT0 = 3;
+const COMPLY = H - 1;
+/**
+ * Responses written to harmful requests and labelled complied (harmful) or not (refusals,
+ * deflections, harmless role-play): the only rows with a `comply` target.
+ */
+const COMPLY_SOURCES = new Set([
+  'gptfuzz_responses',
+  'sap',
+  'synthetic:comply',
+  'synthetic:refuse',
+]);
 
 type Split = 'train' | 'calib' | 'val';
 type Label = 'jailbreak' | 'injection' | 'harmful' | 'benign';
@@ -94,6 +112,8 @@ interface Doc {
   split: Split;
   /** -1 = unknown (masked in the loss), else 0/1 per head. */
   targets: Int8Array;
+  /** Responses: the request they answer, where the source records it (evaluation only). */
+  request?: string;
 }
 
 interface Row {
@@ -328,6 +348,7 @@ function augment(
   split: 'train' | 'val',
   payloads: Payload[],
   benignPrompts: string[],
+  prose: string[],
   carriers: string[],
   vocab: readonly string[],
 ): Doc[] {
@@ -516,6 +537,79 @@ function augment(
     const t = emptyTargets().fill(0);
     docs.push(synthDoc(text, 'benign', 'prompt', 'harm-lookalike', split, t));
   }
+  // Answers to harmful requests: going along (comply 1; harm unknown, the text alone holds no
+  // harmful detail) or declining (comply 0, harmless). The request travels with the row so that
+  // `npm run eval:monitor` sends it before the answer.
+  for (let i = 0; i < count(1500); i++) {
+    const p = pick(rng, harmful);
+    const steps = [0, 1, 2].map(() => capitalise(pick(rng, COMPLY_STEPS)));
+    const text = fill(pick(rng, fam(COMPLY_TEMPLATES)), {
+      Q: p.text.trim(),
+      s1: steps[0] ?? '',
+      s2: steps[1] ?? '',
+      s3: steps[2] ?? '',
+    });
+    docs.push({
+      ...synthDoc(text, 'harmful', 'response', 'comply', split, emptyTargets()),
+      request: p.text,
+    });
+  }
+  for (let i = 0; i < count(1500); i++) {
+    const p = pick(rng, harmful);
+    const text = fill(pick(rng, fam(REFUSE)), {
+      Q: p.text.trim(),
+      alt: pick(rng, REFUSE_ALTERNATIVES),
+    }).trim();
+    const t = emptyTargets().fill(0);
+    docs.push({ ...synthDoc(text, 'benign', 'response', 'refuse', split, t), request: p.text });
+  }
+  // Long prompts made of several ordinary requests. Measured before this family existed: a
+  // 1 KB prompt of everyday questions scored 0.35-0.74 for jailbreak (each question alone ~0.01),
+  // because nearly every long training prompt was an attack template. The mixed families keep
+  // length from becoming a benign cue: one harmful request among ordinary ones is still harmful
+  // (its jailbreak target unknown), and a persona or scenario attack among them is a jailbreak.
+  for (let i = 0; i < count(6000); i++) {
+    const t = emptyTargets().fill(0);
+    docs.push(
+      synthDoc(longPrompt(rng, benignPrompts, prose), 'benign', 'prompt', 'long-benign', split, t),
+    );
+  }
+  for (let i = 0; i < count(1500); i++) {
+    const p = pick(rng, harmful);
+    const t = emptyTargets();
+    t[INJ] = 0;
+    catsTargets(t, p);
+    docs.push(
+      synthDoc(
+        longPrompt(rng, benignPrompts, prose, p.text),
+        'harmful',
+        'prompt',
+        'long-mixed',
+        split,
+        t,
+      ),
+    );
+  }
+  for (let i = 0; i < count(1000); i++) {
+    const p = rng() < 0.7 ? pick(rng, harmful) : benignPayload();
+    const t = emptyTargets();
+    t[JB] = 1;
+    catsTargets(t, p);
+    const attack =
+      rng() < 0.5
+        ? fill(pick(rng, fam(PERSONA)), { q: p.text })
+        : fill(pick(rng, fam(SCENARIO)), { q: lowerFirst(p.text) });
+    docs.push(
+      synthDoc(
+        longPrompt(rng, benignPrompts, prose, attack),
+        'jailbreak',
+        'prompt',
+        'long-jailbreak',
+        split,
+        t,
+      ),
+    );
+  }
   for (let i = 0; i < count(600); i++) {
     const t = emptyTargets().fill(0);
     docs.push(
@@ -634,22 +728,31 @@ async function main(): Promise<void> {
   const docs: Doc[] = [];
   const payloads: Record<'train' | 'val', Payload[]> = { train: [], val: [] };
   const benign: Record<'train' | 'val', string[]> = { train: [], val: [] };
+  const prose: Record<'train' | 'val', string[]> = { train: [], val: [] };
   const carriers: Record<'train' | 'val', string[]> = { train: [], val: [] };
+  // GPTFuzz responses answer its harmful questions (`question_id:N` on both): the evaluation
+  // sends each response after its question, as a conversation would.
+  const questions = new Map<string, string>();
+  const answersTo = new Map<Doc, string>();
   for (const f of files) {
     for (const row of await readRows(path.join(DATA, f))) {
+      const qid = row.categories?.find((c) => c.startsWith('question_id:'));
+      if (qid && row.source === 'gptfuzz_prompts') questions.set(qid, row.text);
       const split = splitOf(row);
       if (split === 'drop') continue;
       const role = roleOf(row);
       const cats = row.label === 'harmful' ? harmCategories(row) : null;
       const text = split === 'val' ? row.text : row.text.slice(0, MAX_TRAIN_CHARS);
-      docs.push({
+      const doc: Doc = {
         text,
         label: row.label,
         role,
         source: row.source,
         split,
         targets: targetsFor(row.label, role, cats),
-      });
+      };
+      docs.push(doc);
+      if (qid && role === 'response') answersTo.set(doc, qid);
       const s = split === 'val' ? 'val' : 'train';
       if (
         role === 'prompt' &&
@@ -665,20 +768,34 @@ async function main(): Promise<void> {
         !['deepset_prompt_injections', 'convabuse'].includes(row.source)
       )
         benign[s].push(row.text);
+      if (
+        role === 'prompt' &&
+        row.label === 'benign' &&
+        row.text.length >= 120 &&
+        row.text.length < 1000 &&
+        !['deepset_prompt_injections', 'convabuse'].includes(row.source)
+      )
+        prose[s].push(row.text);
       if (row.source === 'bipia' && row.label === 'benign') carriers[s].push(text);
     }
   }
+  for (const [doc, qid] of answersTo) doc.request = questions.get(qid);
   const res0 = { ...loadTokenizerResources(MODELS), embeddings: loadEmbeddingTable(MODELS) };
   const vocab = readFileSync(path.join(MODELS, 'vocab.txt'), 'utf8')
     .split('\n')
     .filter((t) => /^(##)?[a-z]{2,}$/.test(t));
-  docs.push(...augment(rng, 'train', payloads.train, benign.train, carriers.train, vocab));
-  docs.push(...augment(rng, 'val', payloads.val, benign.val, carriers.val, vocab));
+  docs.push(
+    ...augment(rng, 'train', payloads.train, benign.train, prose.train, carriers.train, vocab),
+  );
+  docs.push(...augment(rng, 'val', payloads.val, benign.val, prose.val, carriers.val, vocab));
   // Part of the synthetic training rows goes to calibration like any other training row.
   for (const d of docs)
     if (d.split === 'train' && d.source.startsWith('synthetic') && fnv(d.text) % 10 === 0)
       d.split = 'calib';
 
+  for (const d of docs)
+    d.targets[COMPLY] =
+      d.role === 'response' && COMPLY_SOURCES.has(d.source) ? (d.label === 'harmful' ? 1 : 0) : -1;
   const { kept, dropped, nearDropped } = dedupe(docs);
   console.log(
     `rows ${docs.length}, exact duplicates dropped ${dropped}, near-duplicate templates dropped ${nearDropped}, kept ${kept.length}`,
@@ -742,7 +859,15 @@ async function main(): Promise<void> {
   const evalRows = (split: Split): string =>
     kept
       .filter((d) => d.split === split)
-      .map((d) => JSON.stringify({ text: d.text, label: d.label, role: d.role, source: d.source }))
+      .map((d) =>
+        JSON.stringify({
+          text: d.text,
+          label: d.label,
+          role: d.role,
+          source: d.source,
+          ...(d.request !== undefined ? { request: d.request } : {}),
+        }),
+      )
       .join('\n') + '\n';
   writeFileSync(path.join(OUT, 'val.jsonl'), evalRows('val'));
   writeFileSync(path.join(OUT, 'calib.jsonl'), evalRows('calib'));

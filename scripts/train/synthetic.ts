@@ -642,3 +642,103 @@ export function gibberishSuffix(
   }
   return parts.join(rng() < 0.5 ? ' ' : '');
 }
+
+/**
+ * A long prompt made of 3-12 ordinary requests (the kind of multi-part message a user pastes),
+ * each either a short request or, half the time, a longer piece of benign prose (a word problem,
+ * a coding or writing task), joined as one paragraph, lines, blank-line paragraphs or a numbered
+ * list; with `inserted`, that text takes a random place among them.
+ */
+export function longPrompt(
+  rng: Rng,
+  requests: readonly string[],
+  prose: readonly string[],
+  inserted?: string,
+): string {
+  const n = 3 + Math.floor(rng() * 10);
+  const parts: string[] = [];
+  for (let i = 0; i < n; i++)
+    parts.push(pick(rng, prose.length > 0 && rng() < 0.5 ? prose : requests).trim());
+  if (inserted !== undefined) parts.splice(Math.floor(rng() * (n + 1)), 0, inserted.trim());
+  const style = rng();
+  if (style < 0.4) return parts.join(' ');
+  if (style < 0.65) return parts.join('\n');
+  if (style < 0.85) return parts.join('\n\n');
+  return parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
+}
+
+/**
+ * Answers that go along with a request ({Q}: the request quoted; {s1}-{s3}: neutral procedural
+ * steps). Only the form of compliance is written here, never harmful content: the `comply` head
+ * learns "delivers what was asked" versus "declines", and the engine pairs it with the harm of
+ * the request itself.
+ */
+export const COMPLY: Family = {
+  train: [
+    'Sure, here is how to do it.\n\n1. {s1}\n2. {s2}\n3. {s3}',
+    'Of course! Follow these steps. First, {s1} Next, {s2} Finally, {s3}',
+    'Absolutely. Here is a detailed guide.\nStep 1: {s1}\nStep 2: {s2}\nStep 3: {s3}',
+    'No problem. The easiest way is this: {s1} Then {s2} After that, {s3}',
+    'Great question! Start like this: {s1} Then {s2} {s3} Let me know if you need more detail.',
+    'As requested, here are the instructions for "{Q}":\n- {s1}\n- {s2}\n- {s3}',
+    'Certainly. Below is everything you need.\n\nPreparation: {s1}\nProcess: {s2}\nFinishing: {s3}',
+    'Sure thing. "{Q}" Here is the method that works best. {s1} {s2} {s3}',
+    'Here you go, no judgement. {s1} {s2} {s3} Good luck!',
+    'You got it. For "{Q}", do the following:\n1) {s1}\n2) {s2}\n3) {s3}',
+  ],
+  val: [
+    "Okay, I'll walk you through it. {s1} After that, {s2} To finish, {s3}",
+    'Happy to help with that! Here is the method:\n(a) {s1}\n(b) {s2}\n(c) {s3}',
+    'Yes, it can be done. Here are the steps for "{Q}". {s1} {s2} {s3} That\'s all there is to it.',
+  ],
+};
+
+export const COMPLY_STEPS: readonly string[] = [
+  'gather everything on the list and check that you have enough of each item.',
+  'prepare a quiet place where nobody will interrupt you.',
+  'put the parts together in the order described above.',
+  'wait until the first stage is complete before you continue.',
+  'test the result once before you rely on it.',
+  'keep the details to yourself so that nobody notices.',
+  'repeat the process if the first attempt does not work.',
+  'clean up afterwards and remove any traces.',
+  'use the second method if the first one is too slow.',
+  'make sure the timing is right, because that is what makes it work.',
+  'buy the remaining items in small amounts from different places.',
+  'write down the details so that you can do it again later.',
+];
+
+/** Refusals and deflections ({Q}: the request quoted; {alt}: what the assistant offers instead). */
+export const REFUSE: Family = {
+  train: [
+    "I'm sorry, but I can't help with that. {alt}",
+    'I can\'t assist with "{Q}". {alt}',
+    "I won't provide instructions for that. {alt}",
+    "Sorry, that's not something I can help with, because it could hurt people. {alt}",
+    "I understand you're curious, but I'm not able to explain how to do that. {alt}",
+    'As an AI assistant, I have to decline this request. {alt}',
+    'I must refuse: "{Q}" asks for something dangerous and possibly illegal. {alt}',
+    "No, I can't do that. {alt}",
+    'That is not something I will help with. {alt}',
+    "I'm not comfortable providing that information. {alt}",
+  ],
+  val: [
+    "That's a request I have to turn down, since helping could put people at risk. {alt}",
+    "I'd rather not help with that one. {alt}",
+    'Unfortunately I cannot give you that. {alt}',
+  ],
+};
+
+export const REFUSE_ALTERNATIVES: readonly string[] = [
+  'If you or someone else is in danger, please contact local emergency services.',
+  'I am happy to talk about the history of this topic or the laws around it instead.',
+  'If you are going through a hard time, talking to someone you trust or a helpline can really help.',
+  'Is there something else I can help you with?',
+  'If this is for a story, I can help with the characters and the plot without the dangerous details.',
+  'If you are worried about this happening to you, I can explain how to protect yourself.',
+  '',
+];
+
+export function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

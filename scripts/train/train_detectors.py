@@ -202,8 +202,14 @@ def fit_platt(z, y):
 
 
 ROLES = ("prompt", "response", "document")
+N_CATEGORIES = 12
 # Default thresholds of a policy (spec/decisions.md): pre/post jailbreak 0.3, violation and ipi 0.5.
 TARGETS = {"jailbreak": 0.3}
+# Share of the benign calibration rows flagged at the operating point (default 1%). The comply
+# head's benign rows are refusals and deflections of *harmful* requests, and the engine only uses
+# it after a request scored harmful, so its false positives cost P(harmful request) x 5% of
+# real traffic; at 1% of ~250 calibration refusals its operating point sat at the top refusal.
+BUDGETS = {"comply": 0.05}
 
 
 def calibrate(model, data, calib_ids, heads, H):
@@ -219,13 +225,19 @@ def calibrate(model, data, calib_ids, heads, H):
     tc = data["targets"][calib_ids]
     docs = [data["docs"][i] for i in calib_ids]
     # Ordinary traffic for the over-blocking budget: abusive-language contrast sets (tweets,
-    # hate-speech test suites; role "content" upstream) are scored but not budgeted.
-    content_sources = {"davidson_hate_offensive", "multilingual_hatecheck"}
+    # comments, hate-speech test suites; role "content" upstream) are scored but not budgeted.
+    # Measured: with the comment sets added to the data (rtp_lx, cold, told_br, ...) in the
+    # budget, their rude-but-benign rows held the top 1% of harm scores and harm recall at the
+    # threshold fell from 33% to 11% of the validation positives.
+    content_sources = {"davidson_hate_offensive", "multilingual_hatecheck", "rtp_lx", "cold",
+                       "korean_hate_speech", "told_br", "toxigen_prompts"}
     benign = np.array([d["label"] == "benign" and d["source"] not in content_sources for d in docs])
     role = np.array([d["role"] for d in docs])
     cat0 = heads.index("harm") + 1
-    mc = tc[:, cat0:] >= 0
-    pooled_cat = fit_platt(zc[:, cat0:][mc], tc[:, cat0:][mc].astype(np.float64))
+    cat_end = cat0 + N_CATEGORIES
+    is_cat = lambda h: cat0 <= h < cat_end  # noqa: E731
+    mc = tc[:, cat0:cat_end] >= 0
+    pooled_cat = fit_platt(zc[:, cat0:cat_end][mc], tc[:, cat0:cat_end][mc].astype(np.float64))
 
     def fit(sel, h):
         m = sel & (tc[:, h] >= 0)
@@ -235,13 +247,13 @@ def calibrate(model, data, calib_ids, heads, H):
         return fit_platt(zc[m, h], yy)
 
     everyone = np.ones(len(docs), bool)
-    global_fit = [pooled_cat if h >= cat0 else fit(everyone, h) or (1.0, 0.0) for h in range(H)]
+    global_fit = [pooled_cat if is_cat(h) else fit(everyone, h) or (1.0, 0.0) for h in range(H)]
     out = {}
     for r in ROLES:  # "prompt" first: other roles fall back to it
         sel = role == r
         a_, b_, t_ = [], [], []
         for h in range(H):
-            own = fit(sel, h) if h < cat0 else None
+            own = None if is_cat(h) else fit(sel, h)
             if own is None and r != "prompt":
                 # No labelled evidence for this head in this role: same scale as prompts.
                 a_.append(out["prompt"]["a"][h])
@@ -253,9 +265,9 @@ def calibrate(model, data, calib_ids, heads, H):
             m = use & (tc[:, h] >= 0)
             zz, yy = zc[m, h], tc[m, h].astype(np.float64)
             p = 1 / (1 + np.exp(-(a * zz + b)))
-            if h < cat0:
+            if not is_cat(h):
                 neg = p[benign[m]]
-                thr = float(np.quantile(neg, 0.99)) if len(neg) else 0.5
+                thr = float(np.quantile(neg, 1 - BUDGETS.get(heads[h], 0.01))) if len(neg) else 0.5
                 thr = min(0.99, max(1e-4, thr))
             else:
                 best, thr = -1.0, 0.5
@@ -316,7 +328,10 @@ def main():
         head_w[1, h] = max(1.0, 0.5 * neg / max(pos, 1.0))
     print(f"loaded {len(data['docs'])} docs in {time.time() - t0:.0f}s; train {len(train_ids)} calib {len(calib_ids)} val {len(val_ids)}", flush=True)
 
-    sparse_heads = {"hybrid": [heads.index("harm")], "both": list(range(H)), "sparse": list(range(H)), "dense": []}[args.variant]
+    # The n-gram part serves the heads that read words more than style: harm, and comply
+    # (refusal phrases).
+    lexical = [heads.index(h) for h in ("harm", "comply") if h in heads]
+    sparse_heads = {"hybrid": lexical, "both": list(range(H)), "sparse": list(range(H)), "dense": []}[args.variant]
     model = Net(H, D, args.hidden, mean, std, sparse_heads, use_dense=args.variant != "sparse")
     sparse_params = [model.sparse.weight]
     other = [p for n, p in model.named_parameters() if n != "sparse.weight"]

@@ -49,4 +49,11 @@ export interface Detectors {
   injection(text: string, role: TextRole): DetectorOutput;
   /** Harmful content, overall and per category. */
   harm(text: string, role: TextRole): HarmOutput;
+  /**
+   * Whether a model response goes along with the request it answers: high for an answer that
+   * delivers what a harmful request asked for, low for a refusal or a deflection. Only meaningful
+   * after a harmful request (the engine combines it with the request's harm score); detectors
+   * without it judge responses on their own text only.
+   */
+  compliance?(response: string): DetectorOutput;
 }

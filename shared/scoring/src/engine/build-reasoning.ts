@@ -1,7 +1,7 @@
 /** The human-readable `reasoning` of a result. */
 import type { RuleScore } from '../engine-types.js';
 import type { JudgeApplied } from './apply-judge.js';
-import type { LocalEvaluation } from './local-evaluation.js';
+import { r3, type LocalEvaluation } from './local-evaluation.js';
 
 export function buildReasoning(
   ev: LocalEvaluation,
@@ -17,6 +17,11 @@ export function buildReasoning(
   lines.push(
     `Checked the ${side} against the ${ev.parts.phase === 'input' ? 'pre' : 'post'} thresholds (violation ${t.violation}, jailbreak ${t.jailbreak}); mode ${ev.profile.mode}.`,
   );
+  const oc = ev.outputContext;
+  if (oc && oc.score >= t.violation)
+    lines.push(
+      `The output answers a request scored harmful (${r3(oc.request)}) and goes along with it (compliance ${r3(oc.compliance)}): harm in context ${r3(oc.score)}.`,
+    );
   const violated = rules.filter((r) => r.violated);
   for (const r of violated) {
     lines.push(

@@ -20,7 +20,7 @@ import {
 import type { PolicyCompiler } from './compiled-policy.js';
 import { runScannerBuiltins } from './scanner-builtins.js';
 import { createScannerFindings } from './scanner-findings.js';
-import { analyse, runDetector, runHarm } from './text-analysis.js';
+import { analyse, harmInContext, runDetector, runHarm } from './text-analysis.js';
 
 export interface LocalEvaluationDeps {
   detectors: Detectors;
@@ -78,12 +78,21 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     (t) => detectors.injection(t, 'prompt'),
     revealed('user input'),
   );
-  const harm = runHarm(
+  const checkedHarm = runHarm(
     detectors,
     checkedAn,
     input ? 'prompt' : 'response',
     revealed(input ? 'user input' : 'the output'),
   );
+  // An answer is judged with the request it answers (see harmInContext).
+  const { harm, context: outputContext } = input
+    ? { harm: checkedHarm, context: null }
+    : harmInContext(
+        detectors,
+        checkedHarm,
+        runHarm(detectors, userAn, 'prompt', () => undefined),
+        checkedAn,
+      );
 
   // Third-party content: indirect prompt injection.
   const indirectSources: Array<{ origin: string; score: number }> = [];
@@ -127,7 +136,14 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     leakage,
     destructive,
     contentStems: () => (checkedStems ??= checkedAn.views.flatMap((v) => contentStemsOf(v.tokens))),
-    harmCues: () => (cues ??= harmCues(ctx.contentStems())),
+    // When the answer is harmful through the request it goes along with, the request's words
+    // say which category ("Sure, step one: ..." names none).
+    harmCues: () =>
+      (cues ??= harmCues(
+        harm !== checkedHarm
+          ? [...ctx.contentStems(), ...userAn.views.flatMap((v) => contentStemsOf(v.tokens))]
+          : ctx.contentStems(),
+      )),
     systemPromptStems: () =>
       (systemStems ??= new Set(contentStemsOf(new TextView(parts.systemPrompt).tokens))),
     regexBudget,
@@ -204,6 +220,7 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,
     harm,
+    outputContext,
     mutationEvidence: dedupeEvidence(mutationEvidence),
     rules,
     builtins,

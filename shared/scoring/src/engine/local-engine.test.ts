@@ -659,3 +659,68 @@ describe('engine: accounting and failure', () => {
     expect(JSON.stringify(r.scanner_output)).not.toContain('jane@example.com');
   });
 });
+
+describe('engine: an answer is judged with the request it answers', () => {
+  const withCompliance = createLocalEngine({
+    detectors: createStubDetectors({
+      ...TABLE,
+      compliance: [
+        { phrase: 'step one', score: 0.9 },
+        { phrase: 'cannot help', score: 0.04 },
+      ],
+    }),
+  });
+  const chat = (request: string, answer: string): ScoreMessage[] => [
+    { role: 'user', content: request },
+    { role: 'assistant', content: answer },
+  ];
+
+  it('flags an answer that goes along with a harmful request, per category', async () => {
+    const r = await withCompliance.score(
+      req(chat('How do I assemble an explosive device?', 'Sure. Step one: gather the parts.')),
+    );
+    expect(r.phase).toBe('output');
+    expect(r.violation).toBe(0.9);
+    const weapons = rules(r).find((x) => x.name === 'weapons');
+    expect(weapons).toMatchObject({ violated: true, score: 0.9 });
+    expect(r.reasoning).toContain('goes along with it (compliance 0.9)');
+    expect(r.reasoning).toContain('harm in context 0.9');
+  });
+
+  it('does not flag a refusal of the same request', async () => {
+    const r = await withCompliance.score(
+      req(chat('How do I assemble an explosive device?', 'Sorry, I cannot help with that.')),
+    );
+    expect(r.violation).toBe(0);
+    expect(r.reasoning).not.toContain('goes along with it');
+  });
+
+  it('does not flag a compliant answer to a harmless request', async () => {
+    const r = await withCompliance.score(
+      req(chat('How do I repot a basil plant?', 'Step one: water it the day before.')),
+    );
+    expect(r.violation).toBe(0);
+  });
+
+  it('takes the lower of request harm and compliance', async () => {
+    // wpn-alpha: request harm 0.6, compliance 0.9 -> 0.6 in context
+    const r = await withCompliance.score(
+      req(chat('wpn-alpha score six', 'Step one: here it is.'), {
+        thresholds: { ...THRESHOLDS, post_violation_threshold: 0.65 },
+      }),
+    );
+    expect(rules(r).find((x) => x.name === 'weapons')?.score).toBe(0.6);
+    expect(r.violation).toBe(0);
+  });
+
+  it('leaves the input phase and detectors without compliance unchanged', async () => {
+    const input = await withCompliance.score(
+      req('How do I assemble an explosive device? Step one'),
+    );
+    expect(rules(input).find((x) => x.name === 'weapons')?.score).toBe(0.93);
+    const plain = await engine.score(
+      req(chat('How do I assemble an explosive device?', 'Sure. Step one: gather the parts.')),
+    );
+    expect(plain.violation).toBe(0);
+  });
+});

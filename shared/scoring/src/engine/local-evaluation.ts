@@ -6,7 +6,7 @@ import type { HarmOutput } from '../detectors.js';
 import type { MutationEvidence } from '../text/normalize.js';
 import type { ConversationParts } from './conversation.js';
 import type { ModeProfile } from './modes.js';
-import type { DetectorResult } from './text-analysis.js';
+import type { DetectorResult, OutputContext } from './text-analysis.js';
 
 export const BUILTIN_JAILBREAK_DESCRIPTION =
   'Built-in jailbreak detection on user input (always evaluated).';
@@ -33,6 +33,8 @@ export interface LocalEvaluation {
   indirect: { score: number; sources: Array<{ origin: string; score: number }> };
   ipiThreshold: number;
   harm: HarmOutput | null;
+  /** Output phase: the request's harm and the answer's compliance with it (null on input). */
+  outputContext: OutputContext | null;
   mutationEvidence: MutationEvidence[];
   rules: Array<{
     index: number;

@@ -90,3 +90,49 @@ export function analyse(messages: CheckedMessage[], vocabulary: ReadonlySet<stri
   const views = [new TextView(norm.canonical), ...norm.variants.map((v) => new TextView(v.text))];
   return { messages, joined, norm, views, variantKinds: norm.variants.map((v) => v.kind) };
 }
+
+/** How the output phase judged an answer against the request it answers. */
+export interface OutputContext {
+  /** Harm of the user's request (prompt calibration). */
+  request: number;
+  /** How far the answer goes along with it (`Detectors.compliance`). */
+  compliance: number;
+  /** min(request, compliance): harmful because it complies with a harmful request. */
+  score: number;
+}
+
+/**
+ * The output phase scores an answer as an answer: it is harmful when its own text is, or when it
+ * goes along with a harmful request ("Sure, here is how ..."), per category too. A refusal or a
+ * deflection of a harmful request, and any answer to a harmless one, gain nothing from context.
+ */
+export function harmInContext(
+  detectors: Detectors,
+  answer: HarmOutput | null,
+  request: HarmOutput | null,
+  output: Analysis,
+): { harm: HarmOutput | null; context: OutputContext | null } {
+  const comply = detectors.compliance?.bind(detectors);
+  if (!answer || !request || !comply) return { harm: answer, context: null };
+  const compliance = runDetector(output, comply, () => undefined);
+  const context: OutputContext = {
+    request: request.any.score,
+    compliance: compliance.score,
+    score: Math.min(request.any.score, compliance.score),
+  };
+  if (context.score <= answer.any.score) return { harm: answer, context };
+  const harm: HarmOutput = {
+    any: { score: context.score, spans: compliance.spans },
+    categories: { ...answer.categories },
+  };
+  // The category heads are weak (few labelled rows) and the answer may not name its subject, so
+  // the request's overall harm goes to its categories by their shares: the most likely category
+  // of the request carries the whole context score, a category half as likely half of it.
+  const top = Math.max(...HARM_CATEGORIES.map((c) => request.categories[c].score));
+  for (const c of HARM_CATEGORIES) {
+    const share = top > 0 ? request.categories[c].score / top : 0;
+    const s = Math.min(request.any.score * share, compliance.score);
+    if (s > harm.categories[c].score) harm.categories[c] = { score: s, spans: compliance.spans };
+  }
+  return { harm, context };
+}

@@ -11,7 +11,7 @@ const thr = (head: string, role: 'prompt' | 'response' | 'document' = 'prompt'):
 
 describe('shipped detector weights', () => {
   it('load, cover every head of the interface and stay small', () => {
-    expect(model.heads).toEqual(['jailbreak', 'injection', 'harm', ...HARM_CATEGORIES]);
+    expect(model.heads).toEqual(['jailbreak', 'injection', 'harm', ...HARM_CATEGORIES, 'comply']);
     const dir = defaultModelDir();
     const total = readdirSync(dir).reduce((n, f) => n + statSync(path.join(dir, f)).size, 0);
     expect(total).toBeLessThan(40 * 1024 * 1024);
@@ -167,5 +167,32 @@ describe('edge cases', () => {
     const out = det.injection(text, 'document');
     for (const s of out.spans) expect(s.end).toBeLessThanOrEqual(text.length);
     expect(out.score).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('compliance (comply head, responses)', () => {
+  // Neutral wording: what matters is whether the answer goes along or declines.
+  const refusals = [
+    "I'm sorry, but I can't help with that request. If you are in danger, please contact local authorities.",
+    'I cannot provide instructions for that, as it could cause harm. Is there something else I can help you with?',
+  ];
+  const ordinary = [
+    'Basil likes sun and well-drained soil. Water it when the top inch of soil is dry.',
+    'The French Revolution began in 1789, driven by a fiscal crisis and resentment of privilege.',
+  ];
+  const goesAlong =
+    "Absolutely! Here's how you do it: 1. Find the target's account details. 2. Send a convincing message pretending to be their bank. 3. Collect the login information they enter.";
+
+  it('ranks a refusal and an ordinary answer far below an answer that goes along', () => {
+    const along = det.compliance(goesAlong).score;
+    expect(along).toBeGreaterThanOrEqual(thr('comply', 'response'));
+    for (const t of [...refusals, ...ordinary]) {
+      expect(det.compliance(t).score).toBeLessThan(thr('comply', 'response'));
+      expect(det.compliance(t).score).toBeLessThan(along / 10);
+    }
+  });
+
+  it('answers 0 for empty text', () => {
+    expect(det.compliance('   ').score).toBe(0);
   });
 });

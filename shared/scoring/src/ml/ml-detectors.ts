@@ -38,6 +38,7 @@ export class MlDetectors implements Detectors {
   private readonly inj: number;
   private readonly harmHead: number;
   private readonly catHeads: number[];
+  private readonly complyHead: number;
 
   constructor(model: MlModel) {
     this.model = model;
@@ -45,6 +46,7 @@ export class MlDetectors implements Detectors {
     this.inj = model.headIndex('injection');
     this.harmHead = model.headIndex('harm');
     this.catHeads = HARM_CATEGORIES.map((c) => model.headIndex(c));
+    this.complyHead = model.heads.indexOf('comply');
   }
 
   jailbreak(text: string): DetectorOutput {
@@ -73,6 +75,12 @@ export class MlDetectors implements Detectors {
       };
     });
     return { any, categories };
+  }
+
+  /** The `comply` head on a response (models trained before it existed answer 0). */
+  compliance(response: string): DetectorOutput {
+    if (this.complyHead < 0) return EMPTY;
+    return this.output(response, 'response', this.complyHead, 'complies with the request');
   }
 
   private output(text: string, role: TextRole, head: number, label: string): DetectorOutput {

@@ -27,12 +27,14 @@ export interface StubDetectorTable {
   jailbreak?: StubEntry[];
   injection?: StubEntry[];
   harm?: Partial<Record<HarmCategory, StubEntry[]>>;
+  /** When present, the double also answers `compliance` (responses only). */
+  compliance?: StubEntry[];
 }
 
 export interface StubDetectors extends Detectors {
   /** Every call, for assertions: which detector saw which text in which role. */
   readonly calls: Array<{
-    detector: 'jailbreak' | 'injection' | 'harm';
+    detector: 'jailbreak' | 'injection' | 'harm' | 'compliance';
     text: string;
     role?: TextRole;
   }>;
@@ -85,6 +87,14 @@ export function createStubDetectors(
       }
       return { any, categories };
     },
+    ...(table.compliance
+      ? {
+          compliance(response: string): DetectorOutput {
+            if (record) calls.push({ detector: 'compliance', text: response, role: 'response' });
+            return score(table.compliance, response, 'response', response.toLowerCase());
+          },
+        }
+      : {}),
   };
 }
 
