@@ -231,7 +231,12 @@ def calibrate(model, data, calib_ids, heads, H):
     # threshold fell from 33% to 11% of the validation positives.
     content_sources = {"davidson_hate_offensive", "multilingual_hatecheck", "rtp_lx", "cold",
                        "korean_hate_speech", "told_br", "toxigen_prompts"}
-    benign = np.array([d["label"] == "benign" and d["source"] not in content_sources for d in docs])
+    # The long multi-request prompts of the augmentation train the model but do not set its
+    # operating points: their mix (3-12 requests drawn at random, hard look-alikes included) is
+    # ours, and as 3% of the benign calibration rows they held the top 1% of jailbreak scores, which
+    # moved the threshold to where 24% of held-out adversarial-suffix attacks were caught (95% before).
+    not_budgeted = content_sources | {"synthetic:long-benign"}
+    benign = np.array([d["label"] == "benign" and d["source"] not in not_budgeted for d in docs])
     role = np.array([d["role"] for d in docs])
     cat0 = heads.index("harm") + 1
     cat_end = cat0 + N_CATEGORIES
