@@ -18,6 +18,8 @@ interface Row {
   role?: string;
   source?: string;
   categories?: string[];
+  /** Responses: the request they answer. */
+  request?: string;
 }
 
 interface Scored {
@@ -163,6 +165,39 @@ function main(): void {
     console.log(
       `over-blocking of benign rows at shipped thresholds: jailbreak ${pct(ob.jailbreak)}, injection ${pct(ob.injection)}, harm ${pct(ob.harmful)}, any ${pct(ob.any)}`,
     );
+  }
+  // The comply head on answers to harmful requests (rows that carry their request): complied
+  // (harmful) against declined or harmless (benign), per source.
+  const answers = rows.filter((r) => r.request !== undefined && roleOf(r) === 'response');
+  if (answers.length > 0 && model.heads.includes('comply')) {
+    const thr = model.threshold(model.headIndex('comply'), 'response');
+    console.log(
+      `\ncomply head on answers to harmful requests (threshold ${thr}): AUC complied vs not, recall at 2% / 5% of the declined answers, flagged at the threshold`,
+    );
+    const comply: Record<string, unknown> = {};
+    for (const source of [...new Set(answers.map((r) => r.source ?? '(none)'))].sort()) {
+      const of = (label: string): number[] =>
+        answers
+          .filter((r) => (r.source ?? '(none)') === source && r.label === label)
+          .map((r) => det.compliance(r.text).score);
+      const pos = of('harmful');
+      const neg = of('benign');
+      const at = (xs: number[]): number => xs.filter((x) => x >= thr).length / xs.length;
+      const c = {
+        complied: pos.length,
+        declined: neg.length,
+        auc: rocAuc(pos, neg),
+        r2: recallAtFpr(pos, neg, 0.02),
+        r5: recallAtFpr(pos, neg, 0.05),
+        flaggedComplied: at(pos),
+        flaggedDeclined: at(neg),
+      };
+      comply[source] = c;
+      console.log(
+        `  ${source.padEnd(28)} complied ${String(pos.length).padStart(5)} declined ${String(neg.length).padStart(5)}  AUC ${c.auc.toFixed(3)}  R@2% ${pct(c.r2)}  R@5% ${pct(c.r5)}  flagged ${pct(c.flaggedComplied)} / ${pct(c.flaggedDeclined)}`,
+      );
+    }
+    result.comply = comply;
   }
   if (showSources) {
     const sources = [...new Set(scored.map((s) => `${s.source}\t${s.label}`))].sort();

@@ -73,6 +73,8 @@ const messagesFor = (r: Row): ScoreMessage[] => {
 type Tally = { n: number; flagged: number; ms: number };
 const byLabel = new Map<string, Tally>();
 const bySource = new Map<string, Tally>();
+/** Responses sent after their request: flagged by a policy rule. */
+const answers = new Map<string, Tally>();
 const add = (m: Map<string, Tally>, k: string, flagged: boolean, ms: number) => {
   const t = m.get(k) ?? { n: 0, flagged: 0, ms: 0 };
   t.n++;
@@ -100,6 +102,14 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   const flagged = r.violation > 0 || r.ipi;
   add(byLabel, row.label, flagged, ms);
   add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms);
+  if (row.role === 'response' && row.request && !values['no-request']) {
+    // The output phase also re-checks the request with the jailbreak signal; this counts the
+    // answer's own verdict: a policy rule violated.
+    const ruleHit = (r.scanner_output.rules as { violated: boolean }[] | undefined)?.some(
+      (x) => x.violated,
+    );
+    add(answers, `${row.label.padEnd(9)} ${row.source ?? '?'}`, ruleHit === true, ms);
+  }
 }
 
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
@@ -112,3 +122,10 @@ for (const [k, t] of [...byLabel].sort())
 console.log('\nby source');
 for (const [k, t] of [...bySource].sort())
   console.log(`  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}`);
+if (answers.size > 0) {
+  console.log(
+    '\nresponses sent after their request: flagged by a policy rule (the answer, not the request)',
+  );
+  for (const [k, t] of [...answers].sort())
+    console.log(`  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}`);
+}

@@ -59,7 +59,6 @@ import {
   SCENARIO,
   SUBJECTS,
   gibberishSuffix,
-  longPrompt,
   lookalikeCombos,
   mulberry32,
   pick,
@@ -348,7 +347,6 @@ function augment(
   split: 'train' | 'val',
   payloads: Payload[],
   benignPrompts: string[],
-  prose: string[],
   carriers: string[],
   vocab: readonly string[],
 ): Doc[] {
@@ -563,53 +561,6 @@ function augment(
     const t = emptyTargets().fill(0);
     docs.push({ ...synthDoc(text, 'benign', 'response', 'refuse', split, t), request: p.text });
   }
-  // Long prompts made of several ordinary requests. Measured before this family existed: a
-  // 1 KB prompt of everyday questions scored 0.35-0.74 for jailbreak (each question alone ~0.01),
-  // because nearly every long training prompt was an attack template. The mixed families keep
-  // length from becoming a benign cue: one harmful request among ordinary ones is still harmful
-  // (its jailbreak target unknown), and a persona or scenario attack among them is a jailbreak.
-  for (let i = 0; i < count(6000); i++) {
-    const t = emptyTargets().fill(0);
-    docs.push(
-      synthDoc(longPrompt(rng, benignPrompts, prose), 'benign', 'prompt', 'long-benign', split, t),
-    );
-  }
-  for (let i = 0; i < count(1500); i++) {
-    const p = pick(rng, harmful);
-    const t = emptyTargets();
-    t[INJ] = 0;
-    catsTargets(t, p);
-    docs.push(
-      synthDoc(
-        longPrompt(rng, benignPrompts, prose, p.text),
-        'harmful',
-        'prompt',
-        'long-mixed',
-        split,
-        t,
-      ),
-    );
-  }
-  for (let i = 0; i < count(1000); i++) {
-    const p = rng() < 0.7 ? pick(rng, harmful) : benignPayload();
-    const t = emptyTargets();
-    t[JB] = 1;
-    catsTargets(t, p);
-    const attack =
-      rng() < 0.5
-        ? fill(pick(rng, fam(PERSONA)), { q: p.text })
-        : fill(pick(rng, fam(SCENARIO)), { q: lowerFirst(p.text) });
-    docs.push(
-      synthDoc(
-        longPrompt(rng, benignPrompts, prose, attack),
-        'jailbreak',
-        'prompt',
-        'long-jailbreak',
-        split,
-        t,
-      ),
-    );
-  }
   for (let i = 0; i < count(600); i++) {
     const t = emptyTargets().fill(0);
     docs.push(
@@ -728,7 +679,6 @@ async function main(): Promise<void> {
   const docs: Doc[] = [];
   const payloads: Record<'train' | 'val', Payload[]> = { train: [], val: [] };
   const benign: Record<'train' | 'val', string[]> = { train: [], val: [] };
-  const prose: Record<'train' | 'val', string[]> = { train: [], val: [] };
   const carriers: Record<'train' | 'val', string[]> = { train: [], val: [] };
   // GPTFuzz responses answer its harmful questions (`question_id:N` on both): the evaluation
   // sends each response after its question, as a conversation would.
@@ -768,14 +718,6 @@ async function main(): Promise<void> {
         !['deepset_prompt_injections', 'convabuse'].includes(row.source)
       )
         benign[s].push(row.text);
-      if (
-        role === 'prompt' &&
-        row.label === 'benign' &&
-        row.text.length >= 120 &&
-        row.text.length < 1000 &&
-        !['deepset_prompt_injections', 'convabuse'].includes(row.source)
-      )
-        prose[s].push(row.text);
       if (row.source === 'bipia' && row.label === 'benign') carriers[s].push(text);
     }
   }
@@ -784,10 +726,8 @@ async function main(): Promise<void> {
   const vocab = readFileSync(path.join(MODELS, 'vocab.txt'), 'utf8')
     .split('\n')
     .filter((t) => /^(##)?[a-z]{2,}$/.test(t));
-  docs.push(
-    ...augment(rng, 'train', payloads.train, benign.train, prose.train, carriers.train, vocab),
-  );
-  docs.push(...augment(rng, 'val', payloads.val, benign.val, prose.val, carriers.val, vocab));
+  docs.push(...augment(rng, 'train', payloads.train, benign.train, carriers.train, vocab));
+  docs.push(...augment(rng, 'val', payloads.val, benign.val, carriers.val, vocab));
   // Part of the synthetic training rows goes to calibration like any other training row.
   for (const d of docs)
     if (d.split === 'train' && d.source.startsWith('synthetic') && fnv(d.text) % 10 === 0)

@@ -644,30 +644,6 @@ export function gibberishSuffix(
 }
 
 /**
- * A long prompt made of 3-12 ordinary requests (the kind of multi-part message a user pastes),
- * each either a short request or, half the time, a longer piece of benign prose (a word problem,
- * a coding or writing task), joined as one paragraph, lines, blank-line paragraphs or a numbered
- * list; with `inserted`, that text takes a random place among them.
- */
-export function longPrompt(
-  rng: Rng,
-  requests: readonly string[],
-  prose: readonly string[],
-  inserted?: string,
-): string {
-  const n = 3 + Math.floor(rng() * 10);
-  const parts: string[] = [];
-  for (let i = 0; i < n; i++)
-    parts.push(pick(rng, prose.length > 0 && rng() < 0.5 ? prose : requests).trim());
-  if (inserted !== undefined) parts.splice(Math.floor(rng() * (n + 1)), 0, inserted.trim());
-  const style = rng();
-  if (style < 0.4) return parts.join(' ');
-  if (style < 0.65) return parts.join('\n');
-  if (style < 0.85) return parts.join('\n\n');
-  return parts.map((p, i) => `${i + 1}. ${p}`).join('\n');
-}
-
-/**
  * Answers that go along with a request ({Q}: the request quoted; {s1}-{s3}: neutral procedural
  * steps). Only the form of compliance is written here, never harmful content: the `comply` head
  * learns "delivers what was asked" versus "declines", and the engine pairs it with the harm of

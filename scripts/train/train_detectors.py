@@ -1,7 +1,7 @@
 """Train the detector network on the features written by build-dataset.ts and export the weights
 the TypeScript scorer reads (shared/scoring/models/detectors.{json,bin}).
 
-Model (per segment, 15 heads: jailbreak, injection, harm, 12 harm categories):
+Model (per segment, 16 heads: jailbreak, injection, harm, 12 harm categories, comply):
   z = hashed word/char n-gram linear part (EmbeddingBag, 2^18 buckets, 1/sqrt(n) weighting)
     + MLP(static sentence embedding + hand features + role)
 A text's logit is the max over its segments (multiple-instance learning: only the injected line
@@ -231,12 +231,10 @@ def calibrate(model, data, calib_ids, heads, H):
     # threshold fell from 33% to 11% of the validation positives.
     content_sources = {"davidson_hate_offensive", "multilingual_hatecheck", "rtp_lx", "cold",
                        "korean_hate_speech", "told_br", "toxigen_prompts"}
-    # The long multi-request prompts of the augmentation train the model but do not set its
-    # operating points: their mix (3-12 requests drawn at random, hard look-alikes included) is
-    # ours, and as 3% of the benign calibration rows they held the top 1% of jailbreak scores, which
-    # moved the threshold to where 24% of held-out adversarial-suffix attacks were caught (95% before).
-    not_budgeted = content_sources | {"synthetic:long-benign"}
-    benign = np.array([d["label"] == "benign" and d["source"] not in not_budgeted for d in docs])
+    # The template refusals (synthetic:refuse) are easy negatives for `comply`: in the budget they
+    # would let the threshold sink among the real refusals.
+    benign = np.array([d["label"] == "benign" and d["source"] not in content_sources
+                       and d["source"] != "synthetic:refuse" for d in docs])
     role = np.array([d["role"] for d in docs])
     cat0 = heads.index("harm") + 1
     cat_end = cat0 + N_CATEGORIES
