@@ -41,6 +41,23 @@ export function benchCases(): BenchCase[] {
       },
     },
     {
+      // The output phase also scores the request and the answer's compliance with it.
+      name: 'full local engine, Basic Content Safety (answer after a 60-byte request)',
+      run: (t) => {
+        engine.scoreSync({
+          messages: [
+            { role: 'user', content: 'Could you write a short overview of this for my team?' },
+            { role: 'assistant', content: t },
+          ],
+          rules,
+          thresholds: basic,
+          mode: basic.mode,
+          scanners_config: basic.scanners_config,
+          reasoning_mode: 'off',
+        });
+      },
+    },
+    {
       name: 'ml detectors: jailbreak + injection + harm (prompt)',
       run: (t) => {
         det.jailbreak(t);

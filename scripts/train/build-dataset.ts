@@ -536,8 +536,8 @@ function augment(
     docs.push(synthDoc(text, 'benign', 'prompt', 'harm-lookalike', split, t));
   }
   // Answers to harmful requests: going along (comply 1; harm unknown, the text alone holds no
-  // harmful detail) or declining (comply 0, harmless). The request travels with the row so that
-  // `npm run eval:monitor` sends it before the answer.
+  // harmful detail) or declining (comply 0; harm unknown too, see below). The request travels
+  // with the row so that `npm run eval:monitor` sends it before the answer.
   for (let i = 0; i < count(1500); i++) {
     const p = pick(rng, harmful);
     const steps = [0, 1, 2].map(() => capitalise(pick(rng, COMPLY_STEPS)));
@@ -558,7 +558,12 @@ function augment(
       Q: p.text.trim(),
       alt: pick(rng, REFUSE_ALTERNATIVES),
     }).trim();
-    const t = emptyTargets().fill(0);
+    // Harm and its categories stay unknown: some refusals quote the harmful request, and a
+    // harm target of 0 on them taught the shared layers that such a request is harmless
+    // (leave-one-source-out harm recall on advbench fell from 36% to 27% with it).
+    const t = emptyTargets();
+    t[JB] = 0;
+    t[INJ] = 0;
     docs.push({ ...synthDoc(text, 'benign', 'response', 'refuse', split, t), request: p.text });
   }
   for (let i = 0; i < count(600); i++) {
