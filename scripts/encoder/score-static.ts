@@ -8,6 +8,10 @@ import { createMlDetectors } from '@guard/scoring/ml/index';
 import type { TextRole } from '@guard/scoring';
 
 const [rowsPath, modelDir, outPath] = process.argv.slice(2);
+if (!rowsPath || !modelDir || !outPath) {
+  console.error('usage: score-static.ts ROWS MODEL_DIR OUT');
+  process.exit(2);
+}
 const det = createMlDetectors({ modelDir });
 const out: string[] = [];
 for (const line of readFileSync(rowsPath, 'utf8').split('\n')) {
