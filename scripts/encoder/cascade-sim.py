@@ -33,9 +33,9 @@ for src in sources:
     head, role = rows[idx[0]]['label'], rows[idx[0]]['role']
     pool = [i for i, r in enumerate(rows) if r['pool'] and r['role'] == role]
     k = int(0.01 * len(pool))  # pool rows allowed above the final threshold
+    ps = sorted((st[i][head] for i in pool), reverse=True)
     cells = []
     for share in SHARES:
-        ps = sorted((st[i][head] for i in pool), reverse=True)
         if share == 0.0:
             t = ps[k]
             flagged = [st[i][head] > t for i in idx]

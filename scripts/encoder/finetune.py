@@ -106,6 +106,18 @@ class Tok:
         return [self.cls] + ids + [self.sep]
 
 
+def load_trained(a):
+    """The fine-tuned Detector saved by `train` in --model, in eval mode."""
+    model = Detector(a.arch, a.base)
+    model.load_state_dict(torch.load(os.path.join(a.model, 'model.pt'), weights_only=True))
+    return model.eval()
+
+
+def score_line(p):
+    """One output line of `score` / `score-onnx`: the three head probabilities."""
+    return json.dumps({'jailbreak': float(p[0]), 'injection': float(p[1]), 'harmful': float(p[2])}) + '\n'
+
+
 def batches(encoded, size, rng=None):
     """Length-bucketed batches: sort by length, cut, shuffle the batch order."""
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
@@ -195,9 +207,7 @@ def train(a):
 def score(a):
     set_threads()
     tok = Tok(a.arch, a.base)
-    model = Detector(a.arch, a.base)
-    model.load_state_dict(torch.load(os.path.join(a.model, 'model.pt'), weights_only=True))
-    model.eval()
+    model = load_trained(a)
     with open(a.rows) as f:
         rows = [json.loads(l) for l in f if l.strip()]
     enc = [tok.encode(r['role'], r['text']) for r in rows]
@@ -212,7 +222,7 @@ def score(a):
             print(f'{n * 64}/{len(rows)} {time.time() - t0:.0f}s', flush=True)
     with open(a.scores, 'w') as f:
         for p in probs:
-            f.write(json.dumps({'jailbreak': p[0], 'injection': p[1], 'harmful': p[2]}) + '\n')
+            f.write(score_line(p))
     print(f'{len(rows)} rows scored in {time.time() - t0:.0f}s')
 
 
@@ -230,16 +240,14 @@ def score_onnx(a):
             r = json.loads(line)
             ids = np.array([tok.encode(r['role'], r['text'])], dtype=np.int64)
             p = sess.run(None, {'input_ids': ids, 'attention_mask': np.ones_like(ids)})[0][0]
-            g.write(json.dumps({'jailbreak': float(p[0]), 'injection': float(p[1]), 'harmful': float(p[2])}) + '\n')
+            g.write(score_line(p))
 
 
 def export(a):
     """ONNX (opset 17, dynamic batch and length) with sigmoid outputs, plus an int8 copy."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    model = Detector(a.arch, a.base)
-    model.load_state_dict(torch.load(os.path.join(a.model, 'model.pt'), weights_only=True))
-    model.eval()
+    model = load_trained(a)
 
     class Probs(torch.nn.Module):
         def __init__(self, m):
@@ -270,7 +278,7 @@ if __name__ == '__main__':
     ap.add_argument('--model')
     ap.add_argument('--rows')
     ap.add_argument('--scores')
-    ap.add_argument('--per-source', type=int, default=1200)
+    ap.add_argument('--per-source', type=int, default=1000)
     ap.add_argument('--epochs', type=int, default=1)
     ap.add_argument('--batch', type=int, default=32)
     ap.add_argument('--lr', type=float, default=5e-5)

