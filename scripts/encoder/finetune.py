@@ -77,10 +77,13 @@ class Detector(torch.nn.Module):
             self.bert = BertModel.from_pretrained(base, add_pooling_layer=False)
         self.heads = torch.nn.Linear(self.bert.config.hidden_size, len(HEADS))
 
-    def forward(self, ids, mask):
+    def pooled(self, ids, mask):
         h = self.bert(input_ids=ids, attention_mask=mask).last_hidden_state
         m = mask.unsqueeze(-1).float()
-        return self.heads((h * m).sum(1) / m.sum(1).clamp(min=1))
+        return (h * m).sum(1) / m.sum(1).clamp(min=1)
+
+    def forward(self, ids, mask):
+        return self.heads(self.pooled(ids, mask))
 
 
 class Tok:
@@ -139,11 +142,13 @@ def pad(encoded, idx):
     return ids, mask
 
 
-def sample(path, per_source, rng):
+def sample(path, per_source, rng, split=None):
     by = {}
     with open(path) as f:
         for line in f:
             r = json.loads(line)
+            if split is not None and r.get('split') != split:
+                continue
             fam = r['source'].split(':')[0] if r['source'].startswith('synthetic') else r['source']
             by.setdefault((fam, r['label'], r['role']), []).append(r)
     out, counts = [], {}
@@ -163,7 +168,7 @@ def train(a):
     torch.manual_seed(SEED)
     rng = random.Random(SEED)
     tok = Tok(a.arch, a.base)
-    rows, counts = sample(a.texts, a.per_source, rng)
+    rows, counts = sample(a.texts, a.per_source, rng, a.split)
     print(f'{len(rows)} training rows from {len(counts)} source/label/role groups', flush=True)
     enc = [tok.encode(r['role'], r['text']) for r in rows]
     tgt = torch.tensor([[r['targets'][SRC_INDEX[h]] for h in HEADS] for r in rows], dtype=torch.float)
@@ -255,14 +260,16 @@ def export(a):
             self.m = m
 
         def forward(self, input_ids, attention_mask):
-            return torch.sigmoid(self.m(input_ids, attention_mask))
+            e = self.m.pooled(input_ids, attention_mask)
+            return torch.sigmoid(self.m.heads(e)), torch.nn.functional.normalize(e, dim=-1)
 
     ids = torch.ones((1, 16), dtype=torch.long)
     fp32 = os.path.join(a.model, 'model.onnx')
     torch.onnx.export(
         Probs(model), (ids, torch.ones_like(ids)), fp32, opset_version=17,
-        input_names=['input_ids', 'attention_mask'], output_names=['probs'],
-        dynamic_axes={'input_ids': {0: 'b', 1: 't'}, 'attention_mask': {0: 'b', 1: 't'}, 'probs': {0: 'b'}},
+        input_names=['input_ids', 'attention_mask'], output_names=['probs', 'embedding'],
+        dynamic_axes={'input_ids': {0: 'b', 1: 't'}, 'attention_mask': {0: 'b', 1: 't'}, 'probs': {0: 'b'},
+                      'embedding': {0: 'b'}},
     )
     quantize_dynamic(fp32, os.path.join(a.model, 'model.int8.onnx'), weight_type=QuantType.QInt8)
     print('exported', fp32, 'and model.int8.onnx')
@@ -279,6 +286,7 @@ if __name__ == '__main__':
     ap.add_argument('--rows')
     ap.add_argument('--scores')
     ap.add_argument('--per-source', type=int, default=1000)
+    ap.add_argument('--split', help="train on rows of this split only (the product model: 'train', so calib sets thresholds)")
     ap.add_argument('--epochs', type=int, default=1)
     ap.add_argument('--batch', type=int, default=32)
     ap.add_argument('--lr', type=float, default=5e-5)

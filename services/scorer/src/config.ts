@@ -4,9 +4,11 @@ import {
   envBool,
   envInt,
   envLogLevel,
+  encoderSettings,
   judgeSettings,
   parseEnv,
   scoringEnv,
+  type EncoderSettings,
   type JudgeSettings,
 } from '@guard/platform';
 import {
@@ -53,6 +55,8 @@ export interface ScorerConfig {
   /** Requests up to this many characters score on the main thread; 0 sends all to the threads. */
   scoreInlineChars: number;
   judge: JudgeSettings | null;
+  /** The jailbreak encoder stage: default mode and threads (GUARD_ENCODER, GUARD_ENCODER_THREADS). */
+  encoder: EncoderSettings;
   /** Serve Prometheus metrics at `/metrics` on the probe port. */
   metrics: boolean;
 }
@@ -76,6 +80,7 @@ export function loadConfig(env: Record<string, string | undefined>): ScorerConfi
         : e.GUARD_SCORE_THREADS,
     scoreInlineChars: e.GUARD_SCORE_INLINE_CHARS,
     judge: judgeSettings(e),
+    encoder: encoderSettings(e),
     metrics: e.GUARD_METRICS,
   };
 }

@@ -26,6 +26,7 @@ export async function startScorerProcess(
     timeoutMs: config.scoreTimeoutMs,
     inlineChars: config.scoreInlineChars,
     judge: config.judge,
+    encoder: config.encoder,
   });
   lifecycle.onClose('scoring engine', scoring.close);
 

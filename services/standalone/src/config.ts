@@ -6,10 +6,12 @@ import {
   cassandraSettings,
   envHostList,
   envInt,
+  encoderSettings,
   judgeSettings,
   parseEnv,
   scoringEnv,
   type CassandraSettings,
+  type EncoderSettings,
   type JudgeSettings,
 } from '@guard/platform';
 import { API_ENV, apiSettings, type ApiSettings } from '@guard/api/settings';
@@ -68,6 +70,8 @@ export interface StandaloneConfig extends ApiSettings {
   /** Requests up to this many characters score on the request thread (faster than a thread hop); 0 sends all to the threads. */
   scoreInlineChars: number;
   judge: JudgeSettings | null;
+  /** The jailbreak encoder stage: default mode and threads (GUARD_ENCODER, GUARD_ENCODER_THREADS). */
+  encoder: EncoderSettings;
   /** Days activity is kept; 0 keeps it forever. */
   activityRetentionDays: number;
   /**
@@ -100,6 +104,7 @@ export function loadConfig(
         ? Math.max(1, Math.floor(os.availableParallelism() / e.GUARD_WORKERS))
         : e.GUARD_SCORE_THREADS,
     judge: judgeSettings(e),
+    encoder: encoderSettings(e),
     activityRetentionDays: e.GUARD_ACTIVITY_RETENTION_DAYS,
     activityPipeline:
       e.GUARD_ACTIVITY_PIPELINE === 'sqlite'

@@ -52,6 +52,7 @@ export function buildEngine(config: StandaloneConfig): ServingEngine {
     timeoutMs: config.scoreTimeoutMs,
     inlineChars: config.scoreInlineChars,
     judge: config.judge,
+    encoder: config.encoder,
   });
 }
 

@@ -134,7 +134,24 @@ export const scoringEnv = () => ({
   GUARD_JUDGE_MODEL: z.string().optional(),
   GUARD_JUDGE_API_KEY: z.string().optional(),
   GUARD_JUDGE_TIMEOUT_MS: envInt(8000, 100, 600_000),
+  // The contextual encoder stage for jailbreaks, for policies that do not choose
+  // (scanners_config.encoder): off, cascade (the static model's unsure inputs) or all.
+  GUARD_ENCODER: z.enum(['off', 'cascade', 'all']).default('cascade'),
+  // Encoder threads of a process whose requests score on its request thread.
+  GUARD_ENCODER_THREADS: envInt(1, 1, 64),
 });
+
+export interface EncoderSettings {
+  mode: 'off' | 'cascade' | 'all';
+  threads: number;
+}
+
+export function encoderSettings(e: {
+  GUARD_ENCODER: EncoderSettings['mode'];
+  GUARD_ENCODER_THREADS: number;
+}): EncoderSettings {
+  return { mode: e.GUARD_ENCODER, threads: e.GUARD_ENCODER_THREADS };
+}
 
 export interface JudgeSettings {
   baseUrl: string;

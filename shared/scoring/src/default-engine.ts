@@ -1,20 +1,82 @@
 /**
- * The engine with the learned detectors from `ml/` (weights under shared/scoring/models). What
- * the monitor endpoint and the scorer pods use unless they bring their own detectors.
+ * The engine with the learned detectors from `ml/` (weights under shared/scoring/models) and the
+ * jailbreak encoder stage (models/encoder). What the monitor endpoint and the scorer pods use
+ * unless they bring their own detectors.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import {
   createLocalEngine,
   type LocalEngine,
   type LocalEngineOptions,
 } from './engine/local-engine.js';
+import type { EncoderStage } from './engine/apply-encoder.js';
+import {
+  defaultEncoderDir,
+  loadEncoderManifest,
+  type Encoder,
+  type EncoderMode,
+} from './encoder/encoder.js';
+import { createEncoderPool, encoderPoolAvailable } from './encoder/encoder-pool.js';
+import { createOnnxEncoder } from './encoder/onnx-encoder.js';
 import { createMlDetectors } from './ml/index.js';
 
-export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detectors'> {
+export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detectors' | 'encoder'> {
   /** Load weights from here instead of the committed model directory. */
   modelDir?: string;
+  /**
+   * The encoder stage: the mode for policies that do not set `scanners_config.encoder` (default
+   * cascade) and, on the main thread, how many threads run it (default 1). Plain data, so that
+   * scoring threads can build the same engine.
+   */
+  encoder?: { mode: EncoderMode; threads?: number; dir?: string };
 }
 
-export function createDefaultEngine(options: DefaultEngineOptions = {}): LocalEngine {
-  const { modelDir, ...rest } = options;
-  return createLocalEngine({ ...rest, detectors: createMlDetectors(modelDir ? { modelDir } : {}) });
+export interface DefaultEngine extends LocalEngine {
+  /** Stops the encoder's threads or session, if one was started. */
+  close(): Promise<void>;
+}
+
+/**
+ * The encoder stage, loaded on first use: an engine on the main thread hands inference to its own
+ * threads (onnxruntime-node runs on the calling thread), one on a scoring thread runs it there,
+ * and so does one run from sources (tests and scripts under tsx: no compiled worker module).
+ * Null when the weights are not there (a checkout without models/encoder): the static detectors
+ * answer alone.
+ */
+function encoderStage(options: DefaultEngineOptions['encoder']): {
+  stage: EncoderStage | undefined;
+  close: () => Promise<void>;
+} {
+  const dir = options?.dir ?? defaultEncoderDir();
+  if (!existsSync(path.join(dir, 'encoder.json')))
+    return { stage: undefined, close: async () => undefined };
+  const manifest = loadEncoderManifest(dir);
+  let loading: Promise<Encoder> | null = null;
+  return {
+    stage: {
+      defaultMode: options?.mode ?? 'cascade',
+      manifest,
+      encoder: () =>
+        (loading ??=
+          isMainThread && encoderPoolAvailable()
+            ? Promise.resolve(createEncoderPool({ threads: options?.threads ?? 1, dir }))
+            : createOnnxEncoder(dir)),
+    },
+    close: async () => {
+      if (loading) await (await loading).close();
+    },
+  };
+}
+
+export function createDefaultEngine(options: DefaultEngineOptions = {}): DefaultEngine {
+  const { modelDir, encoder, ...rest } = options;
+  const { stage, close } = encoderStage(encoder);
+  const engine = createLocalEngine({
+    ...rest,
+    detectors: createMlDetectors(modelDir ? { modelDir } : {}),
+    ...(stage ? { encoder: stage } : {}),
+  });
+  return { ...engine, close };
 }

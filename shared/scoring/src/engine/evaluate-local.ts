@@ -25,6 +25,8 @@ import { analyse, harmInContext, runDetector, runHarm } from './text-analysis.js
 export interface LocalEvaluationDeps {
   detectors: Detectors;
   compile: PolicyCompiler;
+  /** The jailbreak score from the encoder stage (apply-encoder.ts), replacing the static one. */
+  jailbreakStage?: { score: number; evidence: string };
 }
 
 function describeSpans(spans: Span[]): string {
@@ -72,7 +74,13 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
   // Direct injection on user input stays out of the built-in jailbreak signal: measured, the
   // injection head also rises for short ordinary commands on prompts ("Please answer." 0.98),
   // so folding it in flagged 6-100% of benign rows per source (docs/detection-quality.md).
-  const jailbreak = runDetector(userAn, (t) => detectors.jailbreak(t), revealed('user input'));
+  const staticJailbreak = runDetector(
+    userAn,
+    (t) => detectors.jailbreak(t),
+    revealed('user input'),
+  );
+  const stage = deps.jailbreakStage;
+  const jailbreak = stage ? { score: stage.score, spans: [], variant: 'text' } : staticJailbreak;
   const injection = runDetector(
     userAn,
     (t) => detectors.injection(t, 'prompt'),
@@ -166,7 +174,8 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
       threshold: thresholds.jailbreak,
       violated: jailbreak.score >= thresholds.jailbreak,
       evidence: [
-        `jailbreak detector ${r3(jailbreak.score)}${describeSpans(jailbreak.spans)}${jailbreak.variant !== 'text' ? ` (in decoded ${jailbreak.variant} content)` : ''}`,
+        stage?.evidence ??
+          `jailbreak detector ${r3(jailbreak.score)}${describeSpans(jailbreak.spans)}${jailbreak.variant !== 'text' ? ` (in decoded ${jailbreak.variant} content)` : ''}`,
       ],
     },
   ];
@@ -216,6 +225,9 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     profile,
     thresholds,
     jailbreak,
+    jailbreakInput: userAn.joined,
+    jailbreakFrom: stage ? 'encoder' : 'static',
+    encoderMode: config.encoder,
     injection,
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,

@@ -72,6 +72,7 @@ export function finalizeResult(ev: LocalEvaluation, judgeInfo: JudgeApplied | nu
     jailbreak: {
       score: jb?.score ?? 0,
       local_score: r3(ev.jailbreak.score),
+      detector: ev.jailbreakFrom,
       threshold: t.jailbreak,
       violated: jb?.violated ?? false,
       spans: ev.jailbreak.spans,

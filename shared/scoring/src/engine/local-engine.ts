@@ -2,7 +2,8 @@
  * The scoring engine: normalisation, detectors, scanners and the rule router put together with
  * the semantics of spec/decisions.md, plus the judge for `hybrid` / `thinking`.
  *
- * `scoreSync` is the local-only path (no judge, no promise): what `reasoning_mode: off` runs.
+ * `score` runs the jailbreak encoder stage when one is given (apply-encoder.ts); `scoreSync` is
+ * the static-only path (no encoder, no judge, no promise) for benchmarks and tools.
  */
 import type { Detectors } from '../detectors.js';
 import type { ScoreEngine, ScoreRequest, ScoreResult } from '../engine-types.js';
@@ -12,6 +13,7 @@ import {
   type JudgeConfig,
   type JudgeOutcome,
 } from '../judge/judge-client.js';
+import { applyEncoder, type EncoderStage } from './apply-encoder.js';
 import { applyJudge, renderTranscript, selectForJudge } from './apply-judge.js';
 import { errorScoreResult } from './error-result.js';
 import { evaluateLocal, type LocalEvaluationDeps } from './evaluate-local.js';
@@ -35,12 +37,14 @@ export interface LocalEngineOptions {
   judge?: JudgeConfig | Judge;
   /** Default {below: 0.25, above: 0.2}. */
   hybridBand?: HybridBand;
+  /** The jailbreak encoder stage (createDefaultEngine builds it from models/encoder). */
+  encoder?: EncoderStage;
   /** Load the tokenizer now rather than on the first request (default true). */
   warmup?: boolean;
 }
 
 export interface LocalEngine extends ScoreEngine {
-  /** Local detectors only, synchronously (the `off` path; hybrid/thinking requests get local scores). */
+  /** Static detectors only, synchronously: no encoder stage, no judge (hybrid/thinking requests get local scores). */
   scoreSync(request: ScoreRequest): ScoreResult;
 }
 
@@ -80,7 +84,9 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     let ev: LocalEvaluation;
     try {
       ev = evaluateLocal(request, deps);
+      if (options.encoder) ev = await applyEncoder(ev, deps, options.encoder, signal);
     } catch (e) {
+      if (signal?.aborted) throw e;
       return errorScoreResult(request, e);
     }
     if (request.reasoning_mode === 'off') return finalizeResult(ev, null);

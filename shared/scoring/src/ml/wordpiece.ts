@@ -148,6 +148,13 @@ export class WordPieceTokenizer {
     return ids;
   }
 
+  /** Id of a vocabulary entry (special tokens such as "[CLS]" included); throws when absent. */
+  idOf(token: string): number {
+    const id = this.vocab.get(token);
+    if (id === undefined) throw new Error(`"${token}" is not in the vocabulary`);
+    return id;
+  }
+
   encode(text: string): number[] {
     const out: number[] = [];
     for (const w of this.basicTokens(text)) {

@@ -1,4 +1,5 @@
 import { createDefaultEngine, type DefaultEngineOptions } from '../default-engine.js';
+import type { EncoderMode } from '../encoder/encoder.js';
 import type { ScoreEngine } from '../engine-types.js';
 import { withDeadline } from './deadline-engine.js';
 import { createSizeRoutedEngine } from './size-routed-engine.js';
@@ -18,6 +19,8 @@ export interface ServingEngineOptions {
     apiKey?: string | undefined;
     timeoutMs: number;
   } | null;
+  /** The jailbreak encoder stage (default: cascade, one encoder thread for the calling thread). */
+  encoder?: { mode: EncoderMode; threads: number };
 }
 
 export interface ServingEngine {
@@ -35,18 +38,22 @@ export interface ServingEngine {
 export function createServingEngine(options: ServingEngineOptions): ServingEngine {
   const j = options.judge;
   // Plain data: copied to the threads, which build their own engine from it.
-  const engineOptions: DefaultEngineOptions = j
-    ? {
-        judge: {
-          baseUrl: j.baseUrl,
-          model: j.model,
-          timeoutMs: j.timeoutMs,
-          ...(j.apiKey ? { apiKey: j.apiKey } : {}),
-        },
-      }
-    : {};
-  const inline = withDeadline(createDefaultEngine(engineOptions), options.timeoutMs);
-  if (options.threads === 0) return { engine: inline, close: async () => undefined };
+  const engineOptions: DefaultEngineOptions = {
+    ...(j
+      ? {
+          judge: {
+            baseUrl: j.baseUrl,
+            model: j.model,
+            timeoutMs: j.timeoutMs,
+            ...(j.apiKey ? { apiKey: j.apiKey } : {}),
+          },
+        }
+      : {}),
+    ...(options.encoder ? { encoder: options.encoder } : {}),
+  };
+  const inlineEngine = createDefaultEngine(engineOptions);
+  const inline = withDeadline(inlineEngine, options.timeoutMs);
+  if (options.threads === 0) return { engine: inline, close: inlineEngine.close };
   const pool = createThreadPoolEngine({
     threads: options.threads,
     timeoutMs: options.timeoutMs,
@@ -57,6 +64,9 @@ export function createServingEngine(options: ServingEngineOptions): ServingEngin
       options.inlineChars > 0
         ? createSizeRoutedEngine({ inline, pool, inlineChars: options.inlineChars })
         : pool,
-    close: () => pool.close(),
+    close: async () => {
+      await pool.close();
+      await inlineEngine.close();
+    },
   };
 }

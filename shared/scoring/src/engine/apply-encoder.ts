@@ -1,0 +1,61 @@
+/**
+ * The jailbreak cascade: the static detector answers the inputs it is sure are harmless; the
+ * rest (or every input, in mode `all`) are read by the contextual encoder, whose calibrated score
+ * replaces the static one. Measured on sources neither model was trained on, the encoder catches
+ * far more scenario, fiction and human-written jailbreaks (docs/detection-quality.md).
+ */
+import {
+  calibratedJailbreak,
+  type Encoder,
+  type EncoderManifest,
+  type EncoderMode,
+} from '../encoder/encoder.js';
+import { evaluateLocal, type LocalEvaluationDeps } from './evaluate-local.js';
+import { r3, type LocalEvaluation } from './local-evaluation.js';
+
+export interface EncoderStage {
+  /** For policies that do not set `scanners_config.encoder`. */
+  defaultMode: EncoderMode;
+  manifest: EncoderManifest;
+  /** The encoder, loaded on first use. */
+  encoder: () => Promise<Encoder>;
+}
+
+export async function applyEncoder(
+  ev: LocalEvaluation,
+  deps: LocalEvaluationDeps,
+  stage: EncoderStage,
+  signal?: AbortSignal,
+): Promise<LocalEvaluation> {
+  const mode = ev.encoderMode ?? stage.defaultMode;
+  const staticScore = ev.jailbreak.score;
+  if (mode === 'off' || ev.jailbreakInput.length === 0) return ev;
+  // Encoded payloads (base64, leetspeak, ...) are found by decoding: the static detector scored
+  // the decoded text, which the encoder was not trained to read.
+  if (ev.jailbreak.variant !== 'text') return ev;
+  if (mode === 'cascade' && staticScore < stage.manifest.route_above) return ev;
+  let score: number;
+  try {
+    const encoder = await stage.encoder();
+    const [out] = await encoder.encode([{ role: 'prompt', text: ev.jailbreakInput }], signal);
+    if (!out) throw new Error('no encoder output');
+    score = calibratedJailbreak(encoder.manifest, out);
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    ev.notes.push(
+      `jailbreak encoder unavailable (${e instanceof Error ? e.message : String(e)}): the static detector answered`,
+    );
+    return ev;
+  }
+  const why =
+    mode === 'all'
+      ? 'encoder mode all'
+      : `cascade: static score at or above ${r3(stage.manifest.route_above)}`;
+  return evaluateLocal(ev.request, {
+    ...deps,
+    jailbreakStage: {
+      score,
+      evidence: `jailbreak encoder ${r3(score)} (static detector ${r3(staticScore)}; ${why})`,
+    },
+  });
+}
