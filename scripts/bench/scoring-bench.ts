@@ -2,17 +2,23 @@
  * Latency of scoring 1 KB of text, on one core: median and p99 over distinct texts.
  * To measure another piece (e.g. the whole engine), add an entry to `benchCases()`.
  *
- * Usage: npm run bench:scoring [-- --iterations 3000]
+ * Usage: npm run bench:scoring [-- --iterations 3000] [--texts FILE.jsonl] [--only SUBSTRING]
+ *
+ * --texts measures on the `text` of each row of a JSONL file (as they are, not cut to 1 KB)
+ * instead of the generated 1 KB texts; --only runs the cases whose name contains SUBSTRING.
+ * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
+ * does; "share to encoder" is how many samples the cascade sent on.
  */
+import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
-import { createLocalEngine } from '@guard/scoring';
+import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import { PRESET_POLICIES } from '@guard/domain';
 
 export interface BenchCase {
   name: string;
-  /** Scores one text; called once per sample. */
-  run: (text: string) => void;
+  /** Scores one text; called once per sample. Returns whether the encoder read it, if it can. */
+  run: (text: string) => void | Promise<boolean>;
 }
 
 export function benchCases(): BenchCase[] {
@@ -26,7 +32,29 @@ export function benchCases(): BenchCase[] {
     description,
     mode: 'block' as const,
   }));
+  const userRequest = (t: string): ScoreRequest => ({
+    messages: [{ role: 'user', content: t }],
+    rules,
+    thresholds: basic,
+    mode: basic.mode,
+    scanners_config: basic.scanners_config,
+    reasoning_mode: 'off',
+  });
+  // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
+  const withEncoder = (mode: 'off' | 'cascade' | 'all'): BenchCase => {
+    const e = createDefaultEngine({ encoder: { mode } });
+    return {
+      name: `engine + encoder ${mode}, Basic Content Safety (user text)`,
+      run: async (t) => {
+        const r = await e.score(userRequest(t));
+        return (r.scanner_output.jailbreak as { detector?: string }).detector === 'encoder';
+      },
+    };
+  };
   return [
+    withEncoder('off'),
+    withEncoder('cascade'),
+    withEncoder('all'),
     {
       name: 'full local engine, Basic Content Safety (user text)',
       run: (t) => {
@@ -124,27 +152,48 @@ function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const iterations = args.includes('--iterations')
-    ? Number(args[args.indexOf('--iterations') + 1])
-    : 2000;
-  const texts = Array.from({ length: 500 }, (_, i) => makeText(i + 1));
+  const arg = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const iterations = Number(arg('--iterations') ?? 2000);
+  const file = arg('--texts');
+  const only = arg('--only');
+  const texts = file
+    ? fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => (JSON.parse(l) as { text: string }).text)
+    : Array.from({ length: 500 }, (_, i) => makeText(i + 1));
+  const kb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / texts.length / 1024;
+  console.log(
+    file
+      ? `${texts.length} texts from ${file}, mean ${(kb * 1024).toFixed(0)} bytes`
+      : '500 generated 1 KB texts',
+  );
   for (const bench of benchCases()) {
-    for (let i = 0; i < 300; i++) bench.run(texts[i % texts.length] ?? '');
+    if (only !== undefined && !bench.name.includes(only)) continue;
+    for (let i = 0; i < 300; i++) await bench.run(texts[i % texts.length] ?? '');
     const samples: number[] = [];
+    let routed = 0;
     for (let i = 0; i < iterations; i++) {
       // Distinct text per sample (the detectors memoise the last few texts).
-      const t = `${i} ${texts[i % texts.length] ?? ''}`.slice(0, 1024);
+      const base = texts[i % texts.length] ?? '';
+      const t = file ? `${i} ${base}` : `${i} ${base}`.slice(0, 1024);
       const t0 = performance.now();
-      bench.run(t);
+      if ((await bench.run(t)) === true) routed++;
       samples.push((performance.now() - t0) * 1000);
     }
     samples.sort((x, y) => x - y);
+    const per = file ? 'per text' : 'per 1 KB';
+    const share = bench.name.includes('encoder')
+      ? `, share to encoder ${((100 * routed) / iterations).toFixed(1)}%`
+      : '';
     console.log(
-      `${bench.name.padEnd(55)} per 1 KB: median ${quantile(samples, 0.5).toFixed(0)} µs, p99 ${quantile(samples, 0.99).toFixed(0)} µs (${iterations} samples)`,
+      `${bench.name.padEnd(58)} ${per}: median ${quantile(samples, 0.5).toFixed(0)} µs, p99 ${quantile(samples, 0.99).toFixed(0)} µs (${iterations} samples${share})`,
     );
   }
+  process.exit(0);
 }
 
-main();
+await main();

@@ -6,10 +6,12 @@
  *
  *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
  *                           [--model-dir DIR] [--no-request] [--source NAME]
+ *                           [--encoder off|cascade|all]
  *
  * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
  * response after the neutral user turn, to measure what judging an answer with its request adds;
- * --source keeps the rows of one source.
+ * --source keeps the rows of one source; --encoder sets the jailbreak encoder stage as
+ * GUARD_ENCODER does (default cascade, as served). Scoring runs on this thread, encoder included.
  *
  * Rows with role "response" are sent as an assistant turn (post thresholds) after the request
  * they answer when the row has one (`request`), else after a neutral user turn; "document" rows
@@ -29,12 +31,13 @@ const { values, positionals } = parseArgs({
     'model-dir': { type: 'string' },
     'no-request': { type: 'boolean', default: false },
     source: { type: 'string' },
+    encoder: { type: 'string', default: 'cascade' },
   },
 });
 const file = positionals[0];
 if (!file) {
   console.error(
-    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME]',
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all]',
   );
   process.exit(2);
 }
@@ -46,7 +49,12 @@ const rules = Object.entries(policy.rules).map(([name, description]) => ({
   mode: 'block' as const,
 }));
 const modelDir = values['model-dir'];
-const engine = createDefaultEngine(modelDir ? { modelDir } : {});
+const mode = values.encoder;
+if (mode !== 'off' && mode !== 'cascade' && mode !== 'all') {
+  console.error(`--encoder: expected off, cascade or all, got "${mode}"`);
+  process.exit(2);
+}
+const engine = createDefaultEngine({ ...(modelDir ? { modelDir } : {}), encoder: { mode } });
 const limit = values.limit ? Number(values.limit) : Infinity;
 
 interface Row {
@@ -70,16 +78,17 @@ const messagesFor = (r: Row): ScoreMessage[] => {
   return [{ role: 'user', content: r.text }];
 };
 
-type Tally = { n: number; flagged: number; ms: number };
+type Tally = { n: number; flagged: number; ms: number; encoder: number };
 const byLabel = new Map<string, Tally>();
 const bySource = new Map<string, Tally>();
 /** Responses sent after their request: flagged by a policy rule. */
 const answers = new Map<string, Tally>();
-const add = (m: Map<string, Tally>, k: string, flagged: boolean, ms: number) => {
-  const t = m.get(k) ?? { n: 0, flagged: 0, ms: 0 };
+const add = (m: Map<string, Tally>, k: string, flagged: boolean, ms: number, enc = false) => {
+  const t = m.get(k) ?? { n: 0, flagged: 0, ms: 0, encoder: 0 };
   t.n++;
   t.flagged += flagged ? 1 : 0;
   t.ms += ms;
+  t.encoder += enc ? 1 : 0;
   m.set(k, t);
 };
 
@@ -90,7 +99,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   if (values.source !== undefined && row.source !== values.source) continue;
   seen++;
   const t0 = performance.now();
-  const r = engine.scoreSync({
+  const r = await engine.score({
     messages: messagesFor(row),
     rules,
     thresholds: policy,
@@ -100,8 +109,10 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   });
   const ms = performance.now() - t0;
   const flagged = r.violation > 0 || r.ipi;
-  add(byLabel, row.label, flagged, ms);
-  add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms);
+  const enc =
+    (r.scanner_output.jailbreak as { detector?: string } | undefined)?.detector === 'encoder';
+  add(byLabel, row.label, flagged, ms, enc);
+  add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms, enc);
   if (row.role === 'response' && row.request && !values['no-request']) {
     // The output phase also re-checks the request with the jailbreak signal; this counts the
     // answer's own verdict: a policy rule violated.
@@ -113,15 +124,20 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
 }
 
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
-console.log(`policy: ${policy.name}; ${seen} rows; "flagged" = violation > 0 or ipi`);
+const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart(6);
+console.log(
+  `policy: ${policy.name}; encoder ${mode}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak decided by the encoder`,
+);
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())
   console.log(
-    `  ${k.padEnd(10)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  mean ${(t.ms / t.n).toFixed(3)} ms`,
+    `  ${k.padEnd(10)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  encoder ${encPct(t)}  mean ${(t.ms / t.n).toFixed(3)} ms`,
   );
 console.log('\nby source');
 for (const [k, t] of [...bySource].sort())
-  console.log(`  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}`);
+  console.log(
+    `  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  encoder ${encPct(t)}`,
+  );
 if (answers.size > 0) {
   console.log(
     '\nresponses sent after their request: flagged by a policy rule (the answer, not the request)',
@@ -129,3 +145,4 @@ if (answers.size > 0) {
   for (const [k, t] of [...answers].sort())
     console.log(`  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}`);
 }
+await engine.close();

@@ -681,6 +681,19 @@ describe('validation', () => {
     expect(validation(res.body)[0]?.loc.slice(0, 3)).toEqual(['body', 'scanners_config', 'regex']);
   });
 
+  it('takes the encoder stage setting, and refuses an unknown one with a located 422', async () => {
+    const ok = await admin.post('/policies', sample({ scanners_config: { encoder: 'all' } }));
+    expect(ok.status).toBe(201);
+    expect(ok.body.scanners_config).toEqual({ encoder: 'all' });
+    const res = await admin.post('/policies', sample({ scanners_config: { encoder: 'always' } }));
+    expect(res.status).toBe(422);
+    expect(validation(res.body)[0]?.loc.slice(0, 3)).toEqual([
+      'body',
+      'scanners_config',
+      'encoder',
+    ]);
+  });
+
   it('an invalid update records no version', async () => {
     const p = await create(admin, { name: 'strict update' });
     expect((await admin.put(`/policies/${p.id}`, { treshold: 0.4 })).status).toBe(422);

