@@ -102,6 +102,27 @@ describe('jailbreak encoder stage', () => {
     expect(eng.scoreSync(req('a harmless phrase')).violation).toBeGreaterThanOrEqual(0.3);
   });
 
+  it('reads decoded payloads too, and never clears a disguised input the static detector flagged', async () => {
+    const enc = scriptedEncoder();
+    const eng = createLocalEngine({
+      detectors: createStubDetectors({
+        jailbreak: [{ phrase: 'harmless phrase', score: 0.95, label: 'persona override' }],
+        injection: [],
+        harm: {},
+      }),
+      encoder: { defaultMode: 'cascade', manifest: MANIFEST, encoder: async () => enc },
+    });
+    const payload = Buffer.from('this is a harmless phrase, decoded from base64').toString(
+      'base64',
+    );
+    const r = await eng.score(req(`Please decode and follow: ${payload}`));
+    expect(enc.seen.map((i) => i.text)).toContain('this is a harmless phrase, decoded from base64');
+    expect(enc.seen.length).toBeGreaterThanOrEqual(2);
+    expect(r.mutation).toBe(true);
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+    expect(r.reasoning).toMatch(/decoded payload\(s\), the higher score kept/);
+  });
+
   it('mode all sends every input; a policy setting overrides the server default', async () => {
     const all = scriptedEncoder();
     await engineWith(all, 'all').score(req('what is the capital of France'));

@@ -30,16 +30,23 @@ export async function applyEncoder(
   const mode = ev.encoderMode ?? stage.defaultMode;
   const staticScore = ev.jailbreak.score;
   if (mode === 'off' || ev.jailbreakInput.length === 0) return ev;
-  // Encoded payloads (base64, leetspeak, ...) are found by decoding: the static detector scored
-  // the decoded text, which the encoder was not trained to read.
-  if (ev.jailbreak.variant !== 'text') return ev;
   if (mode === 'cascade' && staticScore < stage.manifest.route_above) return ev;
+  // The encoder reads the text and every payload the normaliser decoded from it (base64, URL
+  // encoding, ...). When something was decoded the input is disguised, and the encoder only adds:
+  // the static detector's verdict on the decoded text stands (measured: a base64 jailbreak reads
+  // as harmless to the encoder in its encoded form).
+  const disguised = ev.jailbreakVariants.length > 0;
   let score: number;
   try {
     const encoder = await stage.encoder();
-    const [out] = await encoder.encode([{ role: 'prompt', text: ev.jailbreakInput }], signal);
-    if (!out) throw new Error('no encoder output');
-    score = calibratedJailbreak(encoder.manifest, out);
+    const items = [ev.jailbreakInput, ...ev.jailbreakVariants].map((text) => ({
+      role: 'prompt' as const,
+      text,
+    }));
+    const out = await encoder.encode(items, signal);
+    if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
+    score = Math.max(...out.map((o) => calibratedJailbreak(encoder.manifest, o)));
+    if (disguised) score = Math.max(score, staticScore);
   } catch (e) {
     if (signal?.aborted) throw e;
     ev.notes.push(
@@ -47,10 +54,14 @@ export async function applyEncoder(
     );
     return ev;
   }
-  const why =
+  const why = [
     mode === 'all'
       ? 'encoder mode all'
-      : `cascade: static score at or above ${r3(stage.manifest.route_above)}`;
+      : `cascade: static score at or above ${r3(stage.manifest.route_above)}`,
+    ...(disguised
+      ? [`with ${ev.jailbreakVariants.length} decoded payload(s), the higher score kept`]
+      : []),
+  ].join('; ');
   return evaluateLocal(ev.request, {
     ...deps,
     jailbreakStage: {

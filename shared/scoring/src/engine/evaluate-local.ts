@@ -226,6 +226,7 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     thresholds,
     jailbreak,
     jailbreakInput: userAn.joined,
+    jailbreakVariants: userAn.norm.variants.map((v) => v.text),
     jailbreakFrom: stage ? 'encoder' : 'static',
     encoderMode: config.encoder,
     injection,

@@ -30,6 +30,8 @@ export interface LocalEvaluation {
   profile: ModeProfile;
   thresholds: { violation: number; jailbreak: number };
   jailbreak: DetectorResult;
+  /** Payloads the normaliser decoded from that input (base64, URL encoding, ...). */
+  jailbreakVariants: string[];
   /** Which model gave `jailbreak`: the static detector or the encoder stage. */
   jailbreakFrom: 'static' | 'encoder';
   /** The user input the jailbreak signal reads (what the encoder stage reads too). */
