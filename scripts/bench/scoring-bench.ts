@@ -2,10 +2,11 @@
  * Latency of scoring 1 KB of text, on one core: median and p99 over distinct texts.
  * To measure another piece (e.g. the whole engine), add an entry to `benchCases()`.
  *
- * Usage: npm run bench:scoring [-- --iterations 3000] [--texts FILE.jsonl] [--only SUBSTRING]
+ * Usage: npm run bench:scoring [-- --iterations 3000] [--ordinary | --texts FILE.jsonl] [--only SUBSTRING]
  *
- * --texts measures on the `text` of each row of a JSONL file (as they are, not cut to 1 KB)
- * instead of the generated 1 KB texts; --only runs the cases whose name contains SUBSTRING.
+ * The texts are 1 KB of generated word salad (English words with some non-ASCII ones); --ordinary
+ * uses 1 KB made of whole ordinary requests instead (ordinary-requests.mjs, as bench:scorer
+ * sends); --texts measures on the `text` of each row of a JSONL file (as they are, not cut); --only runs the cases whose name contains SUBSTRING.
  * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
  * does; "share to encoder" is how many samples the cascade sent on.
  */
@@ -14,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import { PRESET_POLICIES } from '@guard/domain';
+import { ordinaryText } from './ordinary-requests.mjs';
 
 export interface BenchCase {
   name: string;
@@ -120,14 +122,19 @@ const EXTRA = [
   'über',
 ];
 
-function makeText(seed: number, bytes = 1024): string {
+/** A seeded uniform [0, 1) generator (mulberry32). */
+function seeded(seed: number): () => number {
   let a = seed >>> 0;
-  const rnd = (): number => {
+  return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = Math.imul(a ^ (a >>> 15), a | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+function makeText(seed: number, bytes = 1024): string {
+  const rnd = seeded(seed);
   let out = '';
   let sentence = 0;
   while (Buffer.byteLength(out, 'utf8') < bytes) {
@@ -157,6 +164,7 @@ async function main(): Promise<void> {
   const arg = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const iterations = Number(arg('--iterations') ?? 2000);
   const file = arg('--texts');
+  const ordinary = args.includes('--ordinary');
   const only = arg('--only');
   const texts = file
     ? fs
@@ -164,12 +172,14 @@ async function main(): Promise<void> {
         .split('\n')
         .filter((l) => l.trim())
         .map((l) => (JSON.parse(l) as { text: string }).text)
-    : Array.from({ length: 500 }, (_, i) => makeText(i + 1));
+    : ordinary
+      ? Array.from({ length: 500 }, (_, i) => ordinaryText(seeded(i + 1), 1024))
+      : Array.from({ length: 500 }, (_, i) => makeText(i + 1));
   const kb = texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / texts.length / 1024;
   console.log(
     file
       ? `${texts.length} texts from ${file}, mean ${(kb * 1024).toFixed(0)} bytes`
-      : '500 generated 1 KB texts',
+      : `500 generated 1 KB texts (${ordinary ? 'ordinary requests' : 'word salad'})`,
   );
   for (const bench of benchCases()) {
     if (only !== undefined && !bench.name.includes(only)) continue;

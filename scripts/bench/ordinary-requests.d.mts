@@ -1,0 +1,2 @@
+export const SENTENCES: readonly string[];
+export function ordinaryText(next: () => number, chars: number): string;
