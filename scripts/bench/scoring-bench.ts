@@ -34,8 +34,8 @@ export function benchCases(): BenchCase[] {
     description,
     mode: 'block' as const,
   }));
-  const userRequest = (t: string): ScoreRequest => ({
-    messages: [{ role: 'user', content: t }],
+  const request = (messages: ScoreRequest['messages']): ScoreRequest => ({
+    messages,
     rules,
     thresholds: basic,
     mode: basic.mode,
@@ -48,7 +48,7 @@ export function benchCases(): BenchCase[] {
     return {
       name: `engine + encoder ${mode}, Basic Content Safety (user text)`,
       run: async (t) => {
-        const r = await e.score(userRequest(t));
+        const r = await e.score(request([{ role: 'user', content: t }]));
         return (r.scanner_output.jailbreak as { detector?: string }).detector === 'encoder';
       },
     };
@@ -60,31 +60,19 @@ export function benchCases(): BenchCase[] {
     {
       name: 'full local engine, Basic Content Safety (user text)',
       run: (t) => {
-        engine.scoreSync({
-          messages: [{ role: 'user', content: t }],
-          rules,
-          thresholds: basic,
-          mode: basic.mode,
-          scanners_config: basic.scanners_config,
-          reasoning_mode: 'off',
-        });
+        engine.scoreSync(request([{ role: 'user', content: t }]));
       },
     },
     {
       // The output phase also scores the request and the answer's compliance with it.
       name: 'full local engine, Basic Content Safety (answer after a 60-byte request)',
       run: (t) => {
-        engine.scoreSync({
-          messages: [
+        engine.scoreSync(
+          request([
             { role: 'user', content: 'Could you write a short overview of this for my team?' },
             { role: 'assistant', content: t },
-          ],
-          rules,
-          thresholds: basic,
-          mode: basic.mode,
-          scanners_config: basic.scanners_config,
-          reasoning_mode: 'off',
-        });
+          ]),
+        );
       },
     },
     {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDefaultEngine } from '../default-engine.js';
-import type { ScoreRequest } from '../engine-types.js';
+import { userTextRequest } from '../testing/requests.js';
 import { calibratedJailbreak, loadEncoderManifest } from './encoder.js';
 import { createOnnxEncoder } from './onnx-encoder.js';
 
@@ -17,19 +17,7 @@ const golden = JSON.parse(
 const encoder = await createOnnxEncoder();
 afterAll(() => encoder.close());
 
-const req = (text: string, scanners_config: Record<string, unknown> = {}): ScoreRequest => ({
-  messages: [{ role: 'user', content: text }],
-  rules: [],
-  thresholds: {
-    pre_violation_threshold: 0.5,
-    pre_jb_threshold: 0.3,
-    post_violation_threshold: 0.5,
-    post_violation_jb_threshold: 0.3,
-  },
-  mode: 'content_moderation',
-  scanners_config,
-  reasoning_mode: 'off',
-});
+const req = userTextRequest;
 const detector = (r: { scanner_output: Record<string, unknown> }) =>
   (r.scanner_output.jailbreak as { detector: string }).detector;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Encoder, EncoderItem, EncoderManifest } from '../encoder/encoder.js';
-import type { ScoreRequest, ScoreResult } from '../engine-types.js';
+import type { ScoreResult } from '../engine-types.js';
+import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
 import type { EncoderStage } from './apply-encoder.js';
 import { createLocalEngine } from './local-engine.js';
@@ -51,19 +52,18 @@ function engineWith(enc: Encoder, defaultMode: EncoderStage['defaultMode'] = 'ca
   });
 }
 
-const req = (text: string, scanners_config: Record<string, unknown> = {}): ScoreRequest => ({
-  messages: [{ role: 'user', content: text }],
-  rules: [],
-  thresholds: {
-    pre_violation_threshold: 0.5,
-    pre_jb_threshold: 0.3,
-    post_violation_threshold: 0.5,
-    post_violation_jb_threshold: 0.3,
-  },
-  mode: 'content_moderation',
-  scanners_config,
-  reasoning_mode: 'off',
-});
+const req = userTextRequest;
+
+/** A static detector sure that "harmless phrase" is a jailbreak, with the encoder in cascade. */
+const flaggingStatic = (enc: Encoder) =>
+  createLocalEngine({
+    detectors: createStubDetectors({
+      jailbreak: [{ phrase: 'harmless phrase', score: 0.95, label: 'persona override' }],
+      injection: [],
+      harm: {},
+    }),
+    encoder: { defaultMode: 'cascade', manifest: MANIFEST, encoder: async () => enc },
+  });
 
 const jb = (r: ScoreResult) => (r.scanner_output.jailbreak as { score: number } | undefined)?.score;
 
@@ -86,14 +86,7 @@ describe('jailbreak encoder stage', () => {
 
   it('cascade: the encoder can also clear what the static detector flagged', async () => {
     const enc = scriptedEncoder();
-    const eng = createLocalEngine({
-      detectors: createStubDetectors({
-        jailbreak: [{ phrase: 'harmless phrase', score: 0.95, label: 'persona override' }],
-        injection: [],
-        harm: {},
-      }),
-      encoder: { defaultMode: 'cascade', manifest: MANIFEST, encoder: async () => enc },
-    });
+    const eng = flaggingStatic(enc);
     const r = await eng.score(req('a harmless phrase'));
     expect(enc.seen).toHaveLength(1);
     expect(r.violation).toBe(0);
@@ -104,14 +97,7 @@ describe('jailbreak encoder stage', () => {
 
   it('reads decoded payloads too, and never clears a disguised input the static detector flagged', async () => {
     const enc = scriptedEncoder();
-    const eng = createLocalEngine({
-      detectors: createStubDetectors({
-        jailbreak: [{ phrase: 'harmless phrase', score: 0.95, label: 'persona override' }],
-        injection: [],
-        harm: {},
-      }),
-      encoder: { defaultMode: 'cascade', manifest: MANIFEST, encoder: async () => enc },
-    });
+    const eng = flaggingStatic(enc);
     const payload = Buffer.from('this is a harmless phrase, decoded from base64').toString(
       'base64',
     );
