@@ -1,2 +1,3 @@
 export const SENTENCES: readonly string[];
 export function ordinaryText(next: () => number, chars: number): string;
+export function seeded(seed: number): () => number;

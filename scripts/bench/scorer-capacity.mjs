@@ -34,7 +34,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ordinaryText } from './ordinary-requests.mjs';
+import { ordinaryText, seeded as rng } from './ordinary-requests.mjs';
 import { fileURLToPath } from 'node:url';
 import { canPin, cpuMs, startProcess, stopProcess } from './load.mjs';
 
@@ -72,18 +72,6 @@ const DRIVER_CORE = '0';
 
 const SYSTEM =
   'You are a helpful assistant for a consumer app. Answer clearly and briefly, and ask when unsure.';
-
-/** A deterministic generator, so every setup gets the same sequence of requests. */
-function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Score requests as the API builds them for /guard/monitor under the default policy. */
 async function requestFactory(seed) {

@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import { PRESET_POLICIES } from '@guard/domain';
-import { ordinaryText } from './ordinary-requests.mjs';
+import { ordinaryText, seeded } from './ordinary-requests.mjs';
 
 export interface BenchCase {
   name: string;
@@ -109,17 +109,6 @@ const EXTRA = [
   'ÉTÉ',
   'über',
 ];
-
-/** A seeded uniform [0, 1) generator (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function makeText(seed: number, bytes = 1024): string {
   const rnd = seeded(seed);
