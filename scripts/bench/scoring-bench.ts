@@ -2,11 +2,13 @@
  * Latency of scoring 1 KB of text, on one core: median and p99 over distinct texts.
  * To measure another piece (e.g. the whole engine), add an entry to `benchCases()`.
  *
- * Usage: npm run bench:scoring [-- --iterations 3000] [--ordinary | --texts FILE.jsonl] [--only SUBSTRING]
+ * Usage: npm run bench:scoring [-- --iterations 3000] [--ordinary | --texts FILE.jsonl [--label L]
+ *                               [--role R]] [--only SUBSTRING]
  *
  * The texts are 1 KB of generated word salad (English words with some non-ASCII ones); --ordinary
  * uses 1 KB made of whole ordinary requests instead (ordinary-requests.mjs, as bench:scorer
- * sends); --texts measures on the `text` of each row of a JSONL file (as they are, not cut); --only runs the cases whose name contains SUBSTRING.
+ * sends); --texts measures on the `text` of each row of a JSONL file (as they are, not cut),
+ * keeping the rows with that `label` and `role` (absent role: prompt) when given; --only runs the cases whose name contains SUBSTRING.
  * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
  * does; "share to encoder" is how many samples the cascade sent on.
  */
@@ -142,13 +144,18 @@ async function main(): Promise<void> {
   const iterations = Number(arg('--iterations') ?? 2000);
   const file = arg('--texts');
   const ordinary = args.includes('--ordinary');
+  const label = arg('--label');
+  const role = arg('--role');
   const only = arg('--only');
   const texts = file
     ? fs
         .readFileSync(file, 'utf8')
         .split('\n')
         .filter((l) => l.trim())
-        .map((l) => (JSON.parse(l) as { text: string }).text)
+        .map((l) => JSON.parse(l) as { text: string; label?: string; role?: string })
+        .filter((r) => label === undefined || r.label === label)
+        .filter((r) => role === undefined || (r.role ?? 'prompt') === role)
+        .map((r) => r.text)
     : ordinary
       ? Array.from({ length: 500 }, (_, i) => ordinaryText(seeded(i + 1), 1024))
       : Array.from({ length: 500 }, (_, i) => makeText(i + 1));
@@ -165,7 +172,9 @@ async function main(): Promise<void> {
     let routed = 0;
     for (let i = 0; i < iterations; i++) {
       // Distinct text per sample (the detectors memoise the last few texts).
-      const base = texts[i % texts.length] ?? '';
+      // A file's rows are spread over the samples (files are often grouped by source).
+      const base =
+        (file ? texts[Math.floor((i * texts.length) / iterations)] : texts[i % texts.length]) ?? '';
       const t = file ? `${i} ${base}` : `${i} ${base}`.slice(0, 1024);
       const t0 = performance.now();
       if ((await bench.run(t)) === true) routed++;

@@ -57,7 +57,7 @@ export async function applyEncoder(
   const why = [
     mode === 'all'
       ? 'encoder mode all'
-      : `cascade: static score at or above ${r3(stage.manifest.route_above)}`,
+      : `cascade: static score at or above ${stage.manifest.route_above.toPrecision(2)}`,
     ...(disguised
       ? [`with ${ev.jailbreakVariants.length} decoded payload(s), the higher score kept`]
       : []),
