@@ -1,5 +1,8 @@
 // Ordinary requests a consumer assistant receives (travel, cooking, code review, a cover letter,
 // ...): the benign traffic of bench:scorer and of bench:scoring's "ordinary" texts.
+import { seeded } from '@guard/testing/seeded';
+
+export { seeded };
 export const SENTENCES = [
   'I am planning a trip to Lisbon next spring with my two kids and would like a three-day itinerary.',
   'We like museums, parks and seafood, but one of the kids is allergic to nuts, so please flag anything risky.',
@@ -26,17 +29,6 @@ export const SENTENCES = [
   'Explain what an index does in a relational database and when adding one can slow things down.',
   'I am learning the guitar; which three songs are good for practising chord changes as a beginner?',
 ];
-
-/** A seeded uniform [0, 1) generator (mulberry32): the same seed, the same texts. */
-export function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A text of about `chars` characters made of whole sentences drawn with `next` (uniform [0, 1)). */
 export function ordinaryText(next, chars) {

@@ -14,20 +14,13 @@ import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
 import { createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import { PRESET_POLICIES } from '@guard/domain';
+import { seeded } from '@guard/testing/seeded';
 
 const KB = 1000;
 const FLATNESS_LIMIT = 3;
 
 /** Deterministic PRNG (mulberry32): different texts per sample without Math.random. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = seeded;
 
 /** `unit` repeated to exactly n UTF-16 units (never ending inside a surrogate pair). */
 function fill(unit: string, n: number): string {
