@@ -4,11 +4,16 @@
  * rows): ROC AUC, recall at 1% and 5% FPR, precision/recall/F1 at the shipped threshold; then the
  * over-blocking of benign rows, a per-source table and the latency per KB.
  *
- * Usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources] [--model-dir DIR]
+ * Usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources] [--model-dir DIR] [--encoder]
+ *
+ * --encoder scores the jailbreak head with the shipped encoder (models/encoder, its calibrated
+ * score, as the engine's `all` mode uses it) instead of the static detector.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
+import { calibratedJailbreak } from '@guard/scoring/encoder/encoder';
+import { createOnnxEncoder } from '@guard/scoring/encoder/onnx-encoder';
 import type { TextRole } from '@guard/scoring';
 import { rocAuc, thresholdAt } from './roc.js';
 
@@ -53,7 +58,7 @@ function pct(x: number): string {
   return Number.isNaN(x) ? '   -  ' : `${(100 * x).toFixed(1).padStart(5)}%`;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const file = args.find(
     (a, i) => !a.startsWith('--') && !a.endsWith('.json') && args[i - 1] !== '--model-dir',
@@ -63,7 +68,7 @@ function main(): void {
   const modelDir = args.includes('--model-dir') ? args[args.indexOf('--model-dir') + 1] : undefined;
   if (!file) {
     console.error(
-      'usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources] [--model-dir DIR]',
+      'usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources] [--model-dir DIR] [--encoder]',
     );
     process.exit(2);
   }
@@ -72,6 +77,12 @@ function main(): void {
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as Row);
   const det = createMlDetectors(modelDir ? { modelDir } : {});
+  const encoder = args.includes('--encoder') ? await createOnnxEncoder() : null;
+  const jailbreakOf = async (text: string): Promise<number> => {
+    if (!encoder) return det.jailbreak(text).score;
+    const [out] = await encoder.encode([{ role: 'prompt', text }]);
+    return calibratedJailbreak(encoder.manifest, out!);
+  };
   const model = det.model;
   const headOf: Record<Head, number> = {
     jailbreak: model.headIndex('jailbreak'),
@@ -94,7 +105,7 @@ function main(): void {
   for (const row of rows) {
     const role = roleOf(row);
     const t0 = performance.now();
-    const jb = det.jailbreak(row.text).score;
+    const jb = await jailbreakOf(row.text);
     const inj = det.injection(row.text, role).score;
     const harm = det.harm(row.text, role).any.score;
     ms += performance.now() - t0;
@@ -122,7 +133,9 @@ function main(): void {
   const flags = (s: Scored): boolean =>
     (s.role === 'prompt' && s.flagged.jailbreak) || s.flagged.injection || s.flagged.harmful;
   const result: Record<string, unknown> = { file, rows: rows.length, thresholds };
-  console.log(`${rows.length} rows from ${file}; ${benign.length} benign`);
+  console.log(
+    `${rows.length} rows from ${file}; ${benign.length} benign; jailbreak by the ${encoder ? 'encoder' : 'static detector'}`,
+  );
   console.log(
     'label       n_pos  AUC     R@1%FPR R@5%FPR  thr (prompt/doc)  P@thr   R@thr   F1@thr',
   );
@@ -240,9 +253,10 @@ function main(): void {
   const perKbMs = ms / (chars / 1024);
   result.latency = { totalMs: ms, kb: chars / 1024, msPerKb: perKbMs };
   console.log(
-    `\nlatency: ${(1000 * perKbMs).toFixed(0)} µs per KB for jailbreak+injection+harm (${(chars / 1024).toFixed(0)} KB in ${ms.toFixed(0)} ms, one core)`,
+    `\nlatency: ${(1000 * perKbMs).toFixed(0)} µs per KB for jailbreak${encoder ? ' (encoder)' : ''}+injection+harm (${(chars / 1024).toFixed(0)} KB in ${ms.toFixed(0)} ms, one core)`,
   );
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify(result, null, 1));
+  await encoder?.close();
 }
 
-main();
+await main();
