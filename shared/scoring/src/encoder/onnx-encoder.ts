@@ -5,7 +5,6 @@
  * the encoder threads of encoder-pool.ts for engines that run on the thread serving HTTP.
  */
 import path from 'node:path';
-import * as ort from 'onnxruntime-node';
 import { defaultModelDir, loadTokenizerResources } from '../ml/ml-model.js';
 import {
   defaultEncoderDir,
@@ -18,6 +17,9 @@ import { encoderIds } from './encoder-input.js';
 
 export async function createOnnxEncoder(dir: string = defaultEncoderDir()): Promise<Encoder> {
   const manifest = loadEncoderManifest(dir);
+  // Loaded here, not at import: the native library (~45 MB) is only mapped by processes and
+  // threads that run the encoder.
+  const ort = await import('onnxruntime-node');
   // The encoder shares the static detectors' WordPiece vocabulary (all-MiniLM-L6-v2's).
   const { tokenizer } = loadTokenizerResources(defaultModelDir());
   const special = { cls: tokenizer.idOf('[CLS]'), sep: tokenizer.idOf('[SEP]') };
