@@ -7,12 +7,21 @@
  * the cost is linear (below 1 where the detectors score only the head and tail of a long text),
  * about 20 at 200 KB when it is quadratic. `--check` exits 1 when a shape's flatness exceeds 3.
  *
- * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200]
+ * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200] [-- --encoder MODE]
+ *
+ * Without --encoder: the static detectors alone (the synchronous path). With --encoder off,
+ * cascade or all: the default engine's asynchronous path with the jailbreak encoder stage in that
+ * mode, run on this thread.
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
-import { createLocalEngine, type ScoreRequest } from '@guard/scoring';
+import {
+  createDefaultEngine,
+  createLocalEngine,
+  type ScoreRequest,
+  type ScoreResult,
+} from '@guard/scoring';
 import { PRESET_POLICIES } from '@guard/domain';
 import { seeded } from '@guard/testing/seeded';
 
@@ -117,8 +126,11 @@ function median(xs: number[]): number {
   return s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
+  const encoderArg = args.includes('--encoder') ? args[args.indexOf('--encoder') + 1] : undefined;
+  if (encoderArg !== undefined && !['off', 'cascade', 'all'].includes(encoderArg))
+    throw new Error(`bad --encoder "${encoderArg}" (off, cascade or all)`);
   const check = args.includes('--check');
   const sizes = parseSizes(args);
   const basic = PRESET_POLICIES[0];
@@ -136,10 +148,15 @@ function main(): void {
     scanners_config: basic.scanners_config,
     reasoning_mode: 'off',
   });
-  const engine = createLocalEngine({ detectors: createMlDetectors() });
+  const encoderMode = encoderArg as 'off' | 'cascade' | 'all' | undefined;
+  const engine = encoderMode
+    ? createDefaultEngine({ encoder: { mode: encoderMode } })
+    : createLocalEngine({ detectors: createMlDetectors() });
+  const score = (r: ScoreRequest): Promise<ScoreResult> | ScoreResult =>
+    encoderMode ? engine.score(r) : engine.scoreSync(r);
 
   console.log(
-    `Worst-case scoring time per KB: whole local engine, preset "${basic.name}", user message.`,
+    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${basic.name}", user message.`,
   );
   console.log(
     `node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}; 1 KB = ${KB} characters; median of ${sizes.map(samplesFor).join('/')} samples.\n`,
@@ -155,7 +172,7 @@ function main(): void {
   let seed = 1;
   for (const shape of SHAPES) {
     // Warm-up: JIT and the tokenizer's piece cache, as on a server that has been running.
-    engine.scoreSync(request(shape.make(KB, prng(seed++))));
+    await score(request(shape.make(KB, prng(seed++))));
     const perKb = new Map<number, number>();
     const cells: string[] = [];
     for (const size of sizes) {
@@ -165,7 +182,7 @@ function main(): void {
         const sample = `${seed} `;
         const text = sample + shape.make(size * KB - sample.length, prng(seed++));
         const t0 = performance.now();
-        const result = engine.scoreSync(request(text));
+        const result = await score(request(text));
         times.push(performance.now() - t0);
         if (result.error)
           throw new Error(`${shape.name} at ${size} KB: ${result.error_message ?? 'error'}`);
@@ -187,4 +204,4 @@ function main(): void {
   }
 }
 
-main();
+await main();
