@@ -61,7 +61,7 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
       encoder: () =>
         (loading ??=
           isMainThread && encoderPoolAvailable()
-            ? Promise.resolve(createEncoderPool({ threads: options?.threads ?? 1, dir }))
+            ? Promise.resolve(createEncoderPool({ threads: options?.threads ?? 1, dir, manifest }))
             : createOnnxEncoder(dir)),
     },
     close: async () => {

@@ -4,12 +4,13 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import { createLoadedPool } from '../pool/loaded-pool.js';
 import {
   defaultEncoderDir,
   loadEncoderManifest,
   type Encoder,
   type EncoderItem,
+  type EncoderManifest,
   type EncoderOutput,
 } from './encoder.js';
 
@@ -23,26 +24,21 @@ export function encoderPoolAvailable(): boolean {
   return existsSync(fileURLToPath(WORKER));
 }
 
-export function createEncoderPool(options: { threads: number; dir?: string }): Encoder {
+export function createEncoderPool(options: {
+  threads: number;
+  dir?: string;
+  /** The manifest in `dir`, when the caller has read it already. */
+  manifest?: EncoderManifest;
+}): Encoder {
   const dir = options.dir ?? defaultEncoderDir();
-  const manifest = loadEncoderManifest(dir);
-  const pool = new Piscina<EncoderItem[], EncoderOutput[]>({
-    filename: String(WORKER),
-    minThreads: options.threads,
-    maxThreads: options.threads,
-    idleTimeout: Number.MAX_SAFE_INTEGER,
+  const { pool, close } = createLoadedPool<EncoderItem[], EncoderOutput[]>({
+    filename: WORKER,
+    threads: options.threads,
     workerData: { dir },
   });
-  const probe = pool as unknown as Piscina<null, true>;
-  const allLoaded = Promise.allSettled(
-    Array.from({ length: options.threads }, () => probe.run(null, { name: 'loaded' })),
-  );
   return {
-    manifest,
+    manifest: options.manifest ?? loadEncoderManifest(dir),
     encode: (items, signal) => pool.run([...items], signal ? { signal } : {}),
-    close: async () => {
-      await allLoaded;
-      await pool.close();
-    },
+    close,
   };
 }

@@ -1,4 +1,4 @@
-import { Piscina } from 'piscina';
+import { createLoadedPool } from './loaded-pool.js';
 import type { DefaultEngineOptions } from '../default-engine.js';
 import type { ScoreEngine, ScoreRequest, ScoreResult } from '../engine-types.js';
 import { deadlineSignal, ScoreDeadlineError } from './deadline-engine.js';
@@ -26,20 +26,12 @@ export interface ThreadPoolEngine extends ScoreEngine {
  * stopped: piscina terminates the thread running it and starts a fresh one.
  */
 export function createThreadPoolEngine(options: ThreadPoolEngineOptions): ThreadPoolEngine {
-  const pool = new Piscina<ScoreRequest, ScoreResult>({
-    filename: String(options.workerFile ?? new URL('./score-worker.js', import.meta.url)),
-    minThreads: options.threads,
-    maxThreads: options.threads,
-    // Threads hold loaded detectors: keep them for the life of the process.
-    idleTimeout: Number.MAX_SAFE_INTEGER,
+  // Threads hold loaded detectors: kept for the life of the process.
+  const { pool, close } = createLoadedPool<ScoreRequest, ScoreResult>({
+    filename: options.workerFile ?? new URL('./score-worker.js', import.meta.url),
+    threads: options.threads,
     workerData: options.engine ?? {},
   });
-  // One small task per thread, each answered once that thread has loaded its module: `close`
-  // waits for them (see `loaded` in score-worker.ts).
-  const probe = pool as unknown as Piscina<null, true>; // the `loaded` export takes nothing
-  const allLoaded = Promise.allSettled(
-    Array.from({ length: options.threads }, () => probe.run(null, { name: 'loaded' })),
-  );
   let timedOut = 0;
   return {
     async score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult> {
@@ -56,10 +48,7 @@ export function createThreadPoolEngine(options: ThreadPoolEngineOptions): Thread
         clear();
       }
     },
-    close: async () => {
-      await allLoaded;
-      await pool.close();
-    },
+    close,
     get stats() {
       return { queued: pool.queueSize, threads: pool.threads.length, timedOut };
     },
