@@ -8,16 +8,11 @@ static model alone (threshold at 1% of the pool), r = 1 the encoder alone. Nothi
 the held-out positives.
 Usage: python cascade-sim.py ROWS.jsonl STATIC.jsonl ENCODER.jsonl
 """
-import json
 import sys
 
+from pool_metrics import cascade, load
+
 SHARES = [0.0, 0.02, 0.05, 0.10, 0.20, 0.50, 1.0]
-
-
-def load(p):
-    with open(p) as f:
-        return [json.loads(l) for l in f if l.strip()]
-
 
 rows, st, en = (load(p) for p in sys.argv[1:4])
 sources = []
@@ -32,23 +27,12 @@ for src in sources:
     idx = [i for i, r in enumerate(rows) if r['source'] == src and not r['pool']]
     head, role = rows[idx[0]]['label'], rows[idx[0]]['role']
     pool = [i for i, r in enumerate(rows) if r['pool'] and r['role'] == role]
-    k = int(0.01 * len(pool))  # pool rows allowed above the final threshold
-    ps = sorted((st[i][head] for i in pool), reverse=True)
     cells = []
     for share in SHARES:
-        if share == 0.0:
-            t = ps[k]
-            flagged = [st[i][head] > t for i in idx]
-            routed = [False] * len(idx)
-        else:
-            q = ps[min(len(ps) - 1, int(share * len(ps)))] if share < 1 else float('-inf')
-            pe = sorted((en[i][head] for i in pool if st[i][head] >= q), reverse=True)
-            te = pe[k] if k < len(pe) else float('-inf')
-            routed = [st[i][head] >= q for i in idx]
-            flagged = [st[i][head] >= q and en[i][head] > te for i in idx]
-        rec = sum(flagged) / len(idx)
+        rec, routed = cascade([st[i][head] for i in idx], [en[i][head] for i in idx],
+                              [st[i][head] for i in pool], [en[i][head] for i in pool], share)
         means[share].append(rec)
-        routed_attacks[share].append(sum(routed) / len(idx))
+        routed_attacks[share].append(routed)
         cells.append(f'{100 * rec:.1f}%')
     print(f'| {src} | {head} ({role}) | ' + ' | '.join(cells) + ' |')
 print('| mean | | ' + ' | '.join(f'{100 * sum(v) / len(v):.1f}%' for v in means.values()) + ' |')

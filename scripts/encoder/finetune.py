@@ -26,6 +26,8 @@ HEADS = ['jailbreak', 'injection', 'harm', 'comply']
 SRC_INDEX = {'jailbreak': 0, 'injection': 1, 'harm': 2, 'comply': 15}
 HEAD_TOK, TAIL_TOK = 96, 30  # a long text keeps its opening and its end (where requests sit)
 SEED = 20251125
+# The recipe's defaults (train-product.sh passes --split train --joined 3000 on top of these).
+RECIPE = {'per_source': 1000, 'epochs': 1, 'batch': 32, 'lr': 5e-5}
 
 
 def set_threads():
@@ -213,24 +215,28 @@ def joined_rows(path, n, rng, split=None):
     return out
 
 
-def train(a):
-    set_threads()
-    torch.manual_seed(SEED)
-    rng = random.Random(SEED)
-    tok = Tok(a.arch, a.base)
+def training_rows(a, rng):
+    """The rows `train` fits, in order: the source-balanced sample plus the joined prompts."""
     rows, counts = sample(a.texts, a.per_source, rng, a.split)
     if a.joined:
         extra = joined_rows(a.texts, a.joined, rng, a.split)
         counts['synthetic:joined'] = len(extra)
         rows += extra
         rng.shuffle(rows)
-    print(f'{len(rows)} training rows from {len(counts)} source/label/role groups', flush=True)
-    enc = [tok.encode(r['role'], r['text']) for r in rows]
-    tgt = torch.tensor([[r['targets'][SRC_INDEX[h]] for h in HEADS] for r in rows], dtype=torch.float)
-    model = Detector(a.arch, a.base)
+    return rows, counts
+
+
+def targets(rows):
+    return [[r['targets'][SRC_INDEX[h]] for h in HEADS] for r in rows]
+
+
+def fit(model, enc, tgt, a, rng, device):
+    """Fine-tunes the whole encoder and the heads on encoded rows (BCE, unknown targets masked)."""
+    model.to(device)
+    tgt = torch.tensor(tgt, dtype=torch.float)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=a.lr, weight_decay=0.01)
-    steps = a.epochs * math.ceil(len(rows) / a.batch)
+    steps = a.epochs * math.ceil(len(enc) / a.batch)
     warm = max(1, steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / (steps - warm)))
@@ -240,9 +246,9 @@ def train(a):
     for ep in range(a.epochs):
         for idx in batches(enc, a.batch, rng):
             ids, mask = pad(enc, idx)
-            y = tgt[idx]
+            y = tgt[idx].to(device)
             known = (y >= 0).float()
-            logits = model(ids, mask)
+            logits = model(ids.to(device), mask.to(device))
             loss = torch.nn.functional.binary_cross_entropy_with_logits(
                 logits, y.clamp(min=0), weight=known, reduction='sum'
             ) / known.sum().clamp(min=1)
@@ -256,58 +262,92 @@ def train(a):
                 el = time.time() - t0
                 print(f'epoch {ep + 1} step {step}/{steps} loss {loss.item():.4f} {el:.0f}s '
                       f'(eta {el / step * (steps - step):.0f}s)', flush=True)
-    os.makedirs(a.out, exist_ok=True)
-    torch.save(model.state_dict(), os.path.join(a.out, 'model.pt'))
-    with open(os.path.join(a.out, 'train.json'), 'w') as f:
-        json.dump({'arch': a.arch, 'rows': len(rows), 'groups': counts, 'epochs': a.epochs, 'lr': a.lr, 'joined': a.joined,
-                   'batch': a.batch, 'seconds': round(time.time() - t0)}, f, indent=1)
+    model.cpu().eval()
+    return round(time.time() - t0)
+
+
+def save(model, out, meta):
+    os.makedirs(out, exist_ok=True)
+    torch.save(model.state_dict(), os.path.join(out, 'model.pt'))
+    with open(os.path.join(out, 'train.json'), 'w') as f:
+        json.dump(meta, f, indent=1)
+
+
+def train(a):
+    set_threads()
+    torch.manual_seed(SEED)
+    rng = random.Random(SEED)
+    tok = Tok(a.arch, a.base)
+    rows, counts = training_rows(a, rng)
+    print(f'{len(rows)} training rows from {len(counts)} source/label/role groups', flush=True)
+    enc = [tok.encode(r['role'], r['text']) for r in rows]
+    model = Detector(a.arch, a.base)
+    seconds = fit(model, enc, targets(rows), a, rng, a.device)
+    save(model, a.out, {'arch': a.arch, 'rows': len(rows), 'groups': counts, 'epochs': a.epochs, 'lr': a.lr,
+                        'joined': a.joined, 'batch': a.batch, 'device': a.device, 'seconds': seconds})
 
 
 @torch.no_grad()
+def predict(model, enc, device='cpu', size=64):
+    """Head probabilities of encoded rows, in their order."""
+    model.to(device).eval()
+    probs = [None] * len(enc)
+    t0 = time.time()
+    for n, idx in enumerate(batches(enc, size)):
+        ids, mask = pad(enc, idx)
+        p = torch.sigmoid(model(ids.to(device), mask.to(device))).cpu()
+        for r, i in enumerate(idx):
+            probs[i] = p[r].tolist()
+        if n % 50 == 0:
+            print(f'{n * size}/{len(enc)} {time.time() - t0:.0f}s', flush=True)
+    model.cpu()
+    return probs
+
+
 def score(a):
     set_threads()
     tok = Tok(a.arch, a.base)
     model = load_trained(a)
     with open(a.rows) as f:
         rows = [json.loads(l) for l in f if l.strip()]
-    enc = [tok.encode(r['role'], r['text']) for r in rows]
-    probs = [None] * len(rows)
     t0 = time.time()
-    for n, idx in enumerate(batches(enc, 64)):
-        ids, mask = pad(enc, idx)
-        p = torch.sigmoid(model(ids, mask))
-        for r, i in enumerate(idx):
-            probs[i] = p[r].tolist()
-        if n % 50 == 0:
-            print(f'{n * 64}/{len(rows)} {time.time() - t0:.0f}s', flush=True)
+    probs = predict(model, [tok.encode(r['role'], r['text']) for r in rows], a.device)
     with open(a.scores, 'w') as f:
         for p in probs:
             f.write(score_line(p))
     print(f'{len(rows)} rows scored in {time.time() - t0:.0f}s')
 
 
-def score_onnx(a):
-    """Scores rows with model.int8.onnx, one row at a time on one thread (as served)."""
+def predict_onnx(path, enc):
+    """Head probabilities from an exported ONNX file, one row at a time on one thread (as served:
+    dynamic int8 quantisation scales activations per call, so batching would change the scores)."""
     import numpy as np
     import onnxruntime as ort
 
-    tok = Tok(a.arch, a.base)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
-    sess = ort.InferenceSession(os.path.join(a.model, 'model.int8.onnx'), opts)
-    with open(a.rows) as f, open(a.scores, 'w') as g:
-        for line in f:
-            r = json.loads(line)
-            ids = np.array([tok.encode(r['role'], r['text'])], dtype=np.int64)
-            p = sess.run(None, {'input_ids': ids, 'attention_mask': np.ones_like(ids)})[0][0]
+    sess = ort.InferenceSession(path, opts)
+    out = []
+    for e in enc:
+        ids = np.array([e], dtype=np.int64)
+        out.append(sess.run(None, {'input_ids': ids, 'attention_mask': np.ones_like(ids)})[0][0])
+    return out
+
+
+def score_onnx(a):
+    """Scores rows with model.int8.onnx."""
+    tok = Tok(a.arch, a.base)
+    with open(a.rows) as f:
+        rows = [json.loads(l) for l in f if l.strip()]
+    probs = predict_onnx(os.path.join(a.model, 'model.int8.onnx'), [tok.encode(r['role'], r['text']) for r in rows])
+    with open(a.scores, 'w') as g:
+        for p in probs:
             g.write(score_line(p))
 
 
-def export(a):
+def export_model(model, out):
     """ONNX (opset 17, dynamic batch and length) with sigmoid outputs, plus an int8 copy."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    model = load_trained(a)
 
     class Probs(torch.nn.Module):
         def __init__(self, m):
@@ -319,15 +359,21 @@ def export(a):
             return torch.sigmoid(self.m.heads(e)), torch.nn.functional.normalize(e, dim=-1)
 
     ids = torch.ones((1, 16), dtype=torch.long)
-    fp32 = os.path.join(a.model, 'model.onnx')
+    fp32 = os.path.join(out, 'model.onnx')
+    # dynamo=False: the TorchScript exporter, the default of torch 2.5 (requirements-finetune.txt);
+    # newer torch defaults to the dynamo exporter, which reads dynamic_axes differently.
     torch.onnx.export(
-        Probs(model), (ids, torch.ones_like(ids)), fp32, opset_version=17,
+        Probs(model.cpu().eval()), (ids, torch.ones_like(ids)), fp32, opset_version=17,
         input_names=['input_ids', 'attention_mask'], output_names=['probs', 'embedding'],
         dynamic_axes={'input_ids': {0: 'b', 1: 't'}, 'attention_mask': {0: 'b', 1: 't'}, 'probs': {0: 'b'},
-                      'embedding': {0: 'b'}},
+                      'embedding': {0: 'b'}}, dynamo=False,
     )
-    quantize_dynamic(fp32, os.path.join(a.model, 'model.int8.onnx'), weight_type=QuantType.QInt8)
+    quantize_dynamic(fp32, os.path.join(out, 'model.int8.onnx'), weight_type=QuantType.QInt8)
     print('exported', fp32, 'and model.int8.onnx')
+
+
+def export(a):
+    export_model(load_trained(a), a.model)
 
 
 if __name__ == '__main__':
@@ -340,13 +386,15 @@ if __name__ == '__main__':
     ap.add_argument('--model')
     ap.add_argument('--rows')
     ap.add_argument('--scores')
-    ap.add_argument('--per-source', type=int, default=1000)
+    ap.add_argument('--per-source', type=int, default=RECIPE['per_source'])
     ap.add_argument('--joined', type=int, default=0,
                     help='add this many prompts made of several benign requests (and half as many with a jailbreak, '
                          'half with a harmful request, among them): joined_rows()')
     ap.add_argument('--split', help="train on rows of this split only (the product model: 'train', so calib sets thresholds)")
-    ap.add_argument('--epochs', type=int, default=1)
-    ap.add_argument('--batch', type=int, default=32)
-    ap.add_argument('--lr', type=float, default=5e-5)
+    ap.add_argument('--epochs', type=int, default=RECIPE['epochs'])
+    ap.add_argument('--batch', type=int, default=RECIPE['batch'])
+    ap.add_argument('--lr', type=float, default=RECIPE['lr'])
+    ap.add_argument('--device', default=os.environ.get('FT_DEVICE', 'cpu'),
+                    help="torch device for train and score (cpu, the default, or cuda: faster, not byte-identical)")
     a = ap.parse_args()
     {'train': train, 'score': score, 'export': export, 'score-onnx': score_onnx}[a.cmd](a)

@@ -4,35 +4,9 @@ Usage: python group-report.py ROWS.jsonl NAME=SCORES.jsonl [NAME=SCORES.jsonl ..
 Scores are aligned with ROWS line by line. The threshold of each head is the 99th percentile of
 the pool rows scored in the same role as the source's positives (nothing is tuned on positives).
 """
-import json
 import sys
 
-def load(p):
-    with open(p) as f:
-        return [json.loads(l) for l in f if l.strip()]
-
-
-def thr_at(neg, fpr=0.01):
-    s = sorted(neg, reverse=True)
-    k = int(len(s) * fpr)
-    return s[k] if k < len(s) else s[-1]
-
-
-def auc(pos, neg):
-    allv = sorted([(v, 1) for v in pos] + [(v, 0) for v in neg])
-    # rank-sum with average ranks for ties
-    i = 0
-    r = [0.0] * len(allv)
-    while i < len(allv):
-        j = i
-        while j + 1 < len(allv) and allv[j + 1][0] == allv[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            r[k] = (i + j) / 2 + 1
-        i = j + 1
-    rp = sum(r[k] for k in range(len(allv)) if allv[k][1] == 1)
-    return (rp - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
-
+from pool_metrics import auc, load, thr_at
 
 rows = load(sys.argv[1])
 models = [a.split('=', 1) for a in sys.argv[2:]]

@@ -3,8 +3,10 @@
 Held-out group: sources excluded from the training build (GUARD_TRAIN_EXCLUDE) or never in it
 (VAL_SOURCES), and a benign pool made of benign sources that are also excluded. Writes one JSONL
 of {text, role, source, label, pool}; the pool rows appear once per role the positives use.
-Usage: python group-rows.py GROUP DATA_DIR OUT.jsonl   (GROUP: a or b)
+Usage: python group-rows.py GROUP DATA_DIR OUT.jsonl   (GROUP: a, b, c or loso)
        python group-rows.py GROUP --exclude   (prints the GUARD_TRAIN_EXCLUDE list: group + pool)
+       python group-rows.py loso:FOLD --exclude   (leave-one-source-out, loso.py: FOLD + pool;
+                                                   FOLD _reference excludes the pool alone)
 """
 import json
 import random
@@ -44,9 +46,31 @@ GROUPS = {
 # Group c: group b, with xsid (benign requests in 19 language varieties) also out of training and
 # in the pool, so that non-English benign text sets the thresholds too (for the multilingual run).
 GROUPS['c'] = GROUPS['b']
+# Leave-one-source-out (loso.py): every attack source and the English harm sets, each measured by
+# the fold that holds it out; the content sets are left to the static LOSO (npm run eval:loso).
+GROUPS['loso'] = {
+    'jailbreak_llms': ('jailbreak', 2200),
+    'gptfuzz_prompts': ('jailbreak', 2200),
+    'sap': ('jailbreak', 2200),
+    'trustllm_safety': ('jailbreak', 2200),
+    'deepinception_smoothllm_gcg': ('jailbreak', 2200),
+    'deepset_prompt_injections': ('injection', 2200),
+    'bipia': ('injection', 2200),
+    'advbench': ('harmful', 2200),
+    'strongreject': ('harmful', 2200),
+    'harmbench': ('harmful', 2200),
+    'red_instruct': ('harmful', 2200),
+    'do_not_answer': ('harmful', 2200),
+    'gptfuzz_responses': ('harmful', 2200),
+    'diasafety': ('harmful', 2200),
+}
 POOL = {'nq_open': 2000, 'gsm8k': 2000, 'gpteacher_roleplay': 2000, 'coconot': 1904}
 
 GROUP = sys.argv[1]
+if GROUP.startswith('loso:'):
+    fold = GROUP[5:]
+    print(','.join([*([] if fold == '_reference' else [fold]), *POOL]))
+    sys.exit(0)
 HELD = GROUPS[GROUP]
 if GROUP == 'c':
     POOL = {**POOL, 'xsid': 2000}
