@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
-import { evaluateLocal } from '../../shared/scoring/src/engine/evaluate-local.js';
+import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import type { EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
@@ -86,7 +86,7 @@ const stat: number[] = [];
 const logit: number[] = [];
 const t0 = performance.now();
 for (const [i, r] of rows.entries()) {
-  const ev = evaluateLocal(
+  const an = analyseRequest(
     {
       messages: [{ role: 'user', content: r.text }],
       rules: [],
@@ -97,8 +97,8 @@ for (const [i, r] of rows.entries()) {
     },
     deps,
   );
-  stat.push(ev.jailbreak.score);
-  const [out] = await encoder.encode([{ role: 'prompt', text: ev.jailbreakInput }]);
+  stat.push(an.staticJailbreak.score);
+  const [out] = await encoder.encode([{ role: 'prompt', text: an.jailbreakInput }]);
   const p = Math.min(1 - 1e-7, Math.max(1e-7, out?.probs[0] ?? 0));
   logit.push(Math.log(p / (1 - p)));
   if ((i + 1) % 2000 === 0)

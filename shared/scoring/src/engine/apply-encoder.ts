@@ -10,8 +10,8 @@ import {
   type EncoderManifest,
   type EncoderMode,
 } from '../encoder/encoder.js';
-import { evaluateLocal, type LocalEvaluationDeps } from './evaluate-local.js';
-import { r3, type LocalEvaluation } from './local-evaluation.js';
+import type { JailbreakStage, RequestAnalysis } from './evaluate-local.js';
+import { r3 } from './local-evaluation.js';
 
 export interface EncoderStage {
   /** For policies that do not set `scanners_config.encoder`. */
@@ -21,25 +21,29 @@ export interface EncoderStage {
   encoder: () => Promise<Encoder>;
 }
 
-export async function applyEncoder(
-  ev: LocalEvaluation,
-  deps: LocalEvaluationDeps,
+/**
+ * The encoder's jailbreak verdict on an analysed request, or undefined when the static one stands
+ * (mode off, no user input, a cascade input below the routing point, or a failing encoder, which
+ * returns the note to add instead).
+ */
+export async function encoderJailbreak(
+  an: RequestAnalysis,
   stage: EncoderStage,
   signal?: AbortSignal,
-): Promise<LocalEvaluation> {
-  const mode = ev.encoderMode ?? stage.defaultMode;
-  const staticScore = ev.jailbreak.score;
-  if (mode === 'off' || ev.jailbreakInput.length === 0) return ev;
-  if (mode === 'cascade' && staticScore < stage.manifest.route_above) return ev;
+): Promise<{ stage?: JailbreakStage; note?: string }> {
+  const mode = an.encoderMode ?? stage.defaultMode;
+  const staticScore = an.staticJailbreak.score;
+  if (mode === 'off' || an.jailbreakInput.length === 0) return {};
+  if (mode === 'cascade' && staticScore < stage.manifest.route_above) return {};
   // The encoder reads the text and every payload the normaliser decoded from it (base64, URL
   // encoding, ...). When something was decoded the input is disguised, and the encoder only adds:
   // the static detector's verdict on the decoded text stands (measured: a base64 jailbreak reads
   // as harmless to the encoder in its encoded form).
-  const disguised = ev.jailbreakVariants.length > 0;
+  const disguised = an.jailbreakVariants.length > 0;
   let score: number;
   try {
     const encoder = await stage.encoder();
-    const items = [ev.jailbreakInput, ...ev.jailbreakVariants].map((text) => ({
+    const items = [an.jailbreakInput, ...an.jailbreakVariants].map((text) => ({
       role: 'prompt' as const,
       text,
     }));
@@ -49,24 +53,22 @@ export async function applyEncoder(
     if (disguised) score = Math.max(score, staticScore);
   } catch (e) {
     if (signal?.aborted) throw e;
-    ev.notes.push(
-      `jailbreak encoder unavailable (${e instanceof Error ? e.message : String(e)}): the static detector answered`,
-    );
-    return ev;
+    return {
+      note: `jailbreak encoder unavailable (${e instanceof Error ? e.message : String(e)}): the static detector answered`,
+    };
   }
   const why = [
     mode === 'all'
       ? 'encoder mode all'
       : `cascade: static score at or above ${stage.manifest.route_above.toPrecision(2)}`,
     ...(disguised
-      ? [`with ${ev.jailbreakVariants.length} decoded payload(s), the higher score kept`]
+      ? [`with ${an.jailbreakVariants.length} decoded payload(s), the higher score kept`]
       : []),
   ].join('; ');
-  return evaluateLocal(ev.request, {
-    ...deps,
-    jailbreakStage: {
+  return {
+    stage: {
       score,
       evidence: `jailbreak encoder ${r3(score)} (static detector ${r3(staticScore)}; ${why})`,
     },
-  });
+  };
 }

@@ -1,5 +1,6 @@
 /** One request through normalisation, detectors, scanners and the rule router: the local verdicts. */
-import type { Detectors, HarmCategory, Span } from '../detectors.js';
+import type { Detectors, HarmCategory, HarmOutput, Span } from '../detectors.js';
+import type { EncoderMode } from '../encoder/encoder.js';
 import type { ScoreRequest } from '../engine-types.js';
 import { scoreRule, type RuleContext } from '../router/score-rule.js';
 import { harmCues } from '../router/harm-cues.js';
@@ -17,16 +18,63 @@ import {
   type BuiltinRule,
   type LocalEvaluation,
 } from './local-evaluation.js';
-import type { PolicyCompiler } from './compiled-policy.js';
+import type { CompiledPolicy, PolicyCompiler } from './compiled-policy.js';
+import type { ConversationParts } from './conversation.js';
+import type { ModeProfile } from './modes.js';
 import { runScannerBuiltins } from './scanner-builtins.js';
 import { createScannerFindings } from './scanner-findings.js';
-import { analyse, harmInContext, runDetector, runHarm } from './text-analysis.js';
+import {
+  analyse,
+  harmInContext,
+  runDetector,
+  runHarm,
+  type Analysis,
+  type DetectorResult,
+  type OutputContext,
+} from './text-analysis.js';
 
 export interface LocalEvaluationDeps {
   detectors: Detectors;
   compile: PolicyCompiler;
-  /** The jailbreak score from the encoder stage (apply-encoder.ts), replacing the static one. */
-  jailbreakStage?: { score: number; evidence: string };
+}
+
+/** The jailbreak score from the encoder stage (apply-encoder.ts), replacing the static one. */
+export interface JailbreakStage {
+  score: number;
+  evidence: string;
+}
+
+/**
+ * What is read from one request's text: the conversation split, the normalised analyses, the
+ * detectors' scores and the third-party content's injection scores. `decide` turns it into
+ * verdicts; the encoder stage sits between the two, so a routed request is analysed once.
+ */
+export interface RequestAnalysis {
+  request: ScoreRequest;
+  profile: ModeProfile;
+  policy: CompiledPolicy;
+  parts: ConversationParts;
+  thresholds: { violation: number; jailbreak: number };
+  /** Notes from reading the request (unknown mode, ignored rules); `decide` adds its own. */
+  notes: readonly string[];
+  mutationEvidence: readonly MutationEvidence[];
+  userAn: Analysis;
+  checkedAn: Analysis;
+  /** The static detector's jailbreak result on the user input. */
+  staticJailbreak: DetectorResult;
+  injection: DetectorResult;
+  /** Harm of the checked text alone (the output phase judges it with its request: `harm`). */
+  checkedHarm: HarmOutput | null;
+  harm: HarmOutput | null;
+  outputContext: OutputContext | null;
+  indirectSources: Array<{ origin: string; score: number }>;
+  indirectScore: number;
+  /** The user input the jailbreak signal reads (what the encoder stage reads too). */
+  jailbreakInput: string;
+  /** Payloads the normaliser decoded from that input (base64, URL encoding, ...). */
+  jailbreakVariants: string[];
+  /** The policy's `scanners_config.encoder`, when it sets one. */
+  encoderMode: EncoderMode | undefined;
 }
 
 function describeSpans(spans: Span[]): string {
@@ -34,14 +82,19 @@ function describeSpans(spans: Span[]): string {
   return labels.length > 0 ? `: ${labels.join(', ')}` : '';
 }
 
+/** One request through the static path: analysis, then decision. */
 export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps): LocalEvaluation {
+  return decide(analyseRequest(request, deps));
+}
+
+export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps): RequestAnalysis {
   const { detectors } = deps;
   const profile = modeProfile(request.mode);
   const notes: string[] = [];
   if (!profile.known) notes.push(`unknown mode "${request.mode}" treated as content_moderation`);
   const policy = deps.compile(request);
   for (const p of policy.problems) notes.push(`${p} (ignored)`);
-  const { config, vocabulary } = policy;
+  const { vocabulary } = policy;
 
   const parts = splitConversation(request, { toolCallsAreOutput: profile.toolCallsAreOutput });
   const input = parts.phase === 'input';
@@ -79,8 +132,6 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     (t) => detectors.jailbreak(t),
     revealed('user input'),
   );
-  const stage = deps.jailbreakStage;
-  const jailbreak = stage ? { score: stage.score, spans: [], variant: 'text' } : staticJailbreak;
   const injection = runDetector(
     userAn,
     (t) => detectors.injection(t, 'prompt'),
@@ -117,6 +168,42 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     indirectScore = Math.max(indirectScore, s);
   }
 
+  return {
+    request,
+    profile,
+    policy,
+    parts,
+    thresholds,
+    notes,
+    mutationEvidence,
+    userAn,
+    checkedAn,
+    staticJailbreak,
+    injection,
+    checkedHarm,
+    harm,
+    outputContext,
+    indirectSources,
+    indirectScore,
+    jailbreakInput: userAn.joined,
+    jailbreakVariants: userAn.norm.variants.map((v) => v.text),
+    encoderMode: policy.config.encoder,
+  };
+}
+
+/**
+ * The verdicts on an analysed request: custom rules, the built-in jailbreak rule (on the encoder
+ * stage's score when it gives one) and the scanners. Leaves `an` unchanged.
+ */
+export function decide(an: RequestAnalysis, stage?: JailbreakStage): LocalEvaluation {
+  const { request, profile, policy, parts, thresholds, userAn, checkedAn, harm, checkedHarm } = an;
+  const { indirectScore, indirectSources, injection } = an;
+  const { config } = policy;
+  const input = parts.phase === 'input';
+  const notes = [...an.notes];
+  const jailbreak: DetectorResult = stage
+    ? { score: stage.score, spans: [], variant: 'text' }
+    : an.staticJailbreak;
   const findings = createScannerFindings(config, profile, parts, checkedAn);
   const { piiFindings, secretFindings, leakage, destructive } = findings;
   let checkedStems: string[] | null = null;
@@ -225,16 +312,13 @@ export function evaluateLocal(request: ScoreRequest, deps: LocalEvaluationDeps):
     profile,
     thresholds,
     jailbreak,
-    jailbreakInput: userAn.joined,
-    jailbreakVariants: userAn.norm.variants.map((v) => v.text),
     jailbreakFrom: stage ? 'encoder' : 'static',
-    encoderMode: config.encoder,
     injection,
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,
     harm,
-    outputContext,
-    mutationEvidence: dedupeEvidence(mutationEvidence),
+    outputContext: an.outputContext,
+    mutationEvidence: dedupeEvidence(an.mutationEvidence),
     rules,
     builtins,
     scannerOutput,

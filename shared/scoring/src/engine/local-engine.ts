@@ -13,10 +13,15 @@ import {
   type JudgeConfig,
   type JudgeOutcome,
 } from '../judge/judge-client.js';
-import { applyEncoder, type EncoderStage } from './apply-encoder.js';
+import { encoderJailbreak, type EncoderStage } from './apply-encoder.js';
 import { applyJudge, renderTranscript, selectForJudge } from './apply-judge.js';
 import { errorScoreResult } from './error-result.js';
-import { evaluateLocal, type LocalEvaluationDeps } from './evaluate-local.js';
+import {
+  analyseRequest,
+  decide,
+  evaluateLocal,
+  type LocalEvaluationDeps,
+} from './evaluate-local.js';
 import { finalizeResult } from './finalize-result.js';
 import type { LocalEvaluation } from './local-evaluation.js';
 import { createPolicyCompiler } from './compiled-policy.js';
@@ -83,8 +88,13 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     signal?.throwIfAborted();
     let ev: LocalEvaluation;
     try {
-      ev = evaluateLocal(request, deps);
-      if (options.encoder) ev = await applyEncoder(ev, deps, options.encoder, signal);
+      if (options.encoder) {
+        // Analysed once; the encoder's score, when it gives one, goes into the decision.
+        const an = analyseRequest(request, deps);
+        const enc = await encoderJailbreak(an, options.encoder, signal);
+        ev = decide(an, enc.stage);
+        if (enc.note) ev.notes.push(enc.note);
+      } else ev = evaluateLocal(request, deps);
     } catch (e) {
       if (signal?.aborted) throw e;
       return errorScoreResult(request, e);

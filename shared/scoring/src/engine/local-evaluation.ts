@@ -1,5 +1,4 @@
 /** What the local detectors, scanners and rules found for one request, before the result is assembled. */
-import type { EncoderMode } from '../encoder/encoder.js';
 import type { ScoreRequest } from '../engine-types.js';
 import type { RulePlan } from '../router/rule-router.js';
 import type { RuleEvaluation } from '../router/score-rule.js';
@@ -30,14 +29,8 @@ export interface LocalEvaluation {
   profile: ModeProfile;
   thresholds: { violation: number; jailbreak: number };
   jailbreak: DetectorResult;
-  /** Payloads the normaliser decoded from that input (base64, URL encoding, ...). */
-  jailbreakVariants: string[];
   /** Which model gave `jailbreak`: the static detector or the encoder stage. */
   jailbreakFrom: 'static' | 'encoder';
-  /** The user input the jailbreak signal reads (what the encoder stage reads too). */
-  jailbreakInput: string;
-  /** The policy's `scanners_config.encoder`, when it sets one. */
-  encoderMode: EncoderMode | undefined;
   injection: DetectorResult;
   indirect: { score: number; sources: Array<{ origin: string; score: number }> };
   ipiThreshold: number;

@@ -40,7 +40,7 @@ export interface NormalizedText {
   evidence: MutationEvidence[];
 }
 
-export function dedupeEvidence(evidence: MutationEvidence[]): MutationEvidence[] {
+export function dedupeEvidence(evidence: readonly MutationEvidence[]): MutationEvidence[] {
   const seen = new Set<string>();
   const out: MutationEvidence[] = [];
   for (const e of evidence) {
