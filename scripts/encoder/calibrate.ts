@@ -27,18 +27,15 @@ import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 const ROUTE_SHARE = 0.2;
 const BUDGET = 0.01;
 const TARGET = 0.3;
-// Abusive-language contrast sets and template refusals are not ordinary traffic (the same rule as
-// train_detectors.py's calibrate()).
-const NOT_BUDGETED = new Set([
-  'davidson_hate_offensive',
-  'multilingual_hatecheck',
-  'rtp_lx',
-  'cold',
-  'korean_hate_speech',
-  'told_br',
-  'toxigen_prompts',
-  'synthetic:refuse',
-]);
+// Abusive-language contrast sets and template refusals are not ordinary traffic (the same list
+// as train_detectors.py's calibration: scripts/train/not-budgeted.json).
+const NOT_BUDGETED = new Set<string>(
+  (
+    JSON.parse(fs.readFileSync(new URL('../train/not-budgeted.json', import.meta.url), 'utf8')) as {
+      sources: string[];
+    }
+  ).sources,
+);
 
 const [textsFile, dir] = process.argv.slice(2);
 if (!textsFile || !dir) {

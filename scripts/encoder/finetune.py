@@ -165,9 +165,9 @@ def sample(path, per_source, rng, split=None):
     return out, counts
 
 
-# Abusive-language contrast sets and template refusals: not ordinary requests (calibrate.ts).
-NOT_ORDINARY = {'davidson_hate_offensive', 'multilingual_hatecheck', 'rtp_lx', 'cold', 'korean_hate_speech',
-                'told_br', 'toxigen_prompts', 'synthetic:refuse'}
+# Abusive-language contrast sets and template refusals: not ordinary requests.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'train', 'not-budgeted.json')) as _f:
+    NOT_ORDINARY = set(json.load(_f)['sources'])
 
 
 def joined_rows(path, n, rng, split=None):

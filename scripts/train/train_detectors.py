@@ -23,6 +23,7 @@ import torch
 import torch.nn as nn
 
 ROOT = Path(__file__).resolve().parents[2]
+NOT_BUDGETED = set(json.loads((Path(__file__).parent / "not-budgeted.json").read_text())["sources"])
 CACHE = Path(os.environ.get("GUARD_TRAIN_CACHE", ROOT / ".cache/guard-train"))
 MODELS = ROOT / "shared/scoring/models"
 HASH_BITS = 18
@@ -224,17 +225,9 @@ def calibrate(model, data, calib_ids, heads, H):
     zc = predict(model, data, calib_ids, H)
     tc = data["targets"][calib_ids]
     docs = [data["docs"][i] for i in calib_ids]
-    # Ordinary traffic for the over-blocking budget: abusive-language contrast sets (tweets,
-    # comments, hate-speech test suites; role "content" upstream) are scored but not budgeted.
-    # Measured: with the comment sets added to the data (rtp_lx, cold, told_br, ...) in the
-    # budget, their rude-but-benign rows held the top 1% of harm scores and harm recall at the
-    # threshold fell from 33% to 11% of the validation positives.
-    content_sources = {"davidson_hate_offensive", "multilingual_hatecheck", "rtp_lx", "cold",
-                       "korean_hate_speech", "told_br", "toxigen_prompts"}
-    # The template refusals (synthetic:refuse) are easy negatives for `comply`: in the budget they
-    # would let the threshold sink among the real refusals.
-    benign = np.array([d["label"] == "benign" and d["source"] not in content_sources
-                       and d["source"] != "synthetic:refuse" for d in docs])
+    # Ordinary traffic for the over-blocking budget: the abusive-language contrast sets and the
+    # template refusals are scored but not budgeted (not-budgeted.json says why).
+    benign = np.array([d["label"] == "benign" and d["source"] not in NOT_BUDGETED for d in docs])
     role = np.array([d["role"] for d in docs])
     cat0 = heads.index("harm") + 1
     cat_end = cat0 + N_CATEGORIES
