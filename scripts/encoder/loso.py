@@ -202,6 +202,11 @@ def report(a):
             r['int8_ordinary'] = recall_at(get['int8'](idx), get['int8'](ordinary))
             # The product cascades the jailbreak head only; injection and harm stay static.
             r['shipped'] = r['cascade'] if head == 'jailbreak' else r['static']
+            langs = sorted({rows[i].get('lang') for i in idx} - {None})
+            if len(langs) > 1:  # per language, at the same pool thresholds
+                r['by_lang'] = {lg: {k: recall_at(g([i for i in idx if rows[i].get('lang') == lg]), g(pool))
+                                     for k, g in get.items()} | {'n': sum(rows[i].get('lang') == lg for i in idx)}
+                                for lg in langs}
             out.append({'fold': fold, 'source': src, 'head': head, 'role': role, 'n': len(idx), 'pool': len(pool),
                         'encoder_scores': enc, **r})
             pct = lambda x: f'{100 * x:.1f}%'  # noqa: E731
@@ -215,6 +220,11 @@ def report(a):
             lines.append(f"| mean of {len(g)} sources | {head} | | {m('static'):.1f}% | {m('int8'):.1f}% | "
                          f"{m('torch'):.1f}% | {m('cascade'):.1f}% | **{m('shipped'):.1f}%** | | "
                          f"{m('static_ordinary'):.1f}% / {m('int8_ordinary'):.1f}% |")
+    for x in out:
+        if 'by_lang' in x:
+            lines += ['', f"Per language, {x['source']} (static / encoder int8 / torch, at the same pool thresholds): "
+                      + ', '.join(f"{lg} (n={v['n']}) {100 * v['static']:.1f}% / {100 * v['int8']:.1f}% / "
+                                  f"{100 * v['torch']:.1f}%" for lg, v in x['by_lang'].items())]
     print('\n'.join(lines))
     if a.json:
         with open(a.json, 'w') as f:
