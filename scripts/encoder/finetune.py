@@ -71,12 +71,16 @@ def e5_bert(bin_path):
 
 
 class Detector(torch.nn.Module):
-    def __init__(self, arch, base):
+    def __init__(self, arch, base, layers=None):
         super().__init__()
         if arch == 'e5':
             self.bert = e5_bert(os.path.join(base, '..', 'src', 'e5-small-q4.bin'))
         else:
             self.bert = BertModel.from_pretrained(base, add_pooling_layer=False)
+        if layers:  # a shallower student: every other layer of the base, as DistilBERT initialises
+            keep = list(range(0, self.bert.config.num_hidden_layers, 2))[:layers]
+            self.bert.encoder.layer = torch.nn.ModuleList([self.bert.encoder.layer[i] for i in keep])
+            self.bert.config.num_hidden_layers = len(keep)
         self.heads = torch.nn.Linear(self.bert.config.hidden_size, len(HEADS))
 
     def pooled(self, ids, mask):

@@ -104,6 +104,16 @@ def pack(a):
     print(f'{len(seqs)} distinct token sequences; pack in {a.out}')
 
 
+def window(ids, hw):
+    """Research variants (--window H,T): a shorter cut than the pack's 96 + 30 tokens, taken from
+    it; the same as cutting the whole text, since H <= 96 and T <= 30."""
+    if not hw:
+        return ids
+    h, t = hw
+    body = ids[1:-1]
+    return ids if len(body) <= h + t else [ids[0], *body[:h], *body[-t:], ids[-1]]
+
+
 def run_fold(fold, a):
     import torch
 
@@ -118,16 +128,17 @@ def run_fold(fold, a):
     f = np.load(os.path.join(a.pack, f'fold-{fold}.npz'))
     with open(os.path.join(a.pack, f'fold-{fold}.json')) as fh:
         meta = json.load(fh)
-    enc = [seq(i) for i in f['idx'][:a.limit]]
+    enc = [window(seq(i), a.window) for i in f['idx'][:a.limit]]
     torch.manual_seed(SEED)
-    model = Detector('minilm', a.base32)
+    model = Detector('minilm', a.base32, a.layers)
     rng = random.Random()
     st = meta['rng']
     rng.setstate((st[0], tuple(st[1]), st[2]))
     seconds = fit(model, enc, f['tgt'][:a.limit].tolist(), SimpleNamespace(**RECIPE), rng, a.device)
     rows = f['eval'].tolist()[:a.limit]
-    ev = [seq(s['evals'][i]) for i in rows]
-    out = {'fold': fold, 'rows': rows, 'train_rows': len(enc), 'train_seconds': seconds,
+    ev = [window(seq(s['evals'][i]), a.window) for i in rows]
+    out = {'fold': fold, 'rows': rows, 'train_rows': len(enc), 'train_seconds': seconds, 'layers': a.layers,
+           'window': a.window,
            'device': a.device, 'torch': [[round(x, 6) for x in p[:3]] for p in predict(model, ev, a.device)]}
     with open(os.path.join(a.out, f'{fold}.json'), 'w') as fh:
         json.dump(out, fh)  # the torch scores stand even if the export below fails
@@ -245,6 +256,9 @@ if __name__ == '__main__':
     ap.add_argument('--jobs', type=int, default=1)
     ap.add_argument('--threads', type=int, default=int(os.environ.get('FT_THREADS', '2')),
                     help='torch threads per fold process')
+    ap.add_argument('--layers', type=int, help='research: a shallower student (every other layer of the base)')
+    ap.add_argument('--window', type=lambda v: tuple(int(x) for x in v.split(',')),
+                    help='research: read only the first H and last T tokens (H <= 96, T <= 30)')
     ap.add_argument('--limit', type=int, help='smoke test: the first N training and evaluation rows of each fold')
     ap.add_argument('--scores')
     ap.add_argument('--static')
