@@ -6,12 +6,16 @@
  *
  *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
  *                           [--model-dir DIR] [--no-request] [--source NAME]
- *                           [--encoder off|cascade|all]
+ *                           [--encoder off|cascade|all] [--wrap CHARS]
  *
  * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
  * response after the neutral user turn, to measure what judging an answer with its request adds;
  * --source keeps the rows of one source; --encoder sets the jailbreak encoder stage as
- * GUARD_ENCODER does (default cascade, as served). Scoring runs on this thread, encoder included.
+ * GUARD_ENCODER does (default cascade, as served). --wrap CHARS puts each user-text row between
+ * two runs of about CHARS characters of ordinary requests (scripts/bench/ordinary-requests.mjs,
+ * fixed seed): an attack buried in the middle of a long prompt, where the encoder's 96 + 30 token
+ * window does not reach it; benign rows become long ordinary prompts. Scoring runs on this
+ * thread, encoder included.
  *
  * Rows with role "response" are sent as an assistant turn (post thresholds) after the request
  * they answer when the row has one (`request`), else after a neutral user turn; "document" rows
@@ -22,6 +26,7 @@ import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { PRESET_POLICIES } from '@guard/domain';
 import { createDefaultEngine, type ScoreMessage } from '@guard/scoring';
+import { ordinaryText, seeded } from '../bench/ordinary-requests.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -32,12 +37,13 @@ const { values, positionals } = parseArgs({
     'no-request': { type: 'boolean', default: false },
     source: { type: 'string' },
     encoder: { type: 'string', default: 'cascade' },
+    wrap: { type: 'string' },
   },
 });
 const file = positionals[0];
 if (!file) {
   console.error(
-    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all]',
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--wrap CHARS]',
   );
   process.exit(2);
 }
@@ -56,6 +62,14 @@ if (mode !== 'off' && mode !== 'cascade' && mode !== 'all') {
 }
 const engine = createDefaultEngine({ ...(modelDir ? { modelDir } : {}), encoder: { mode } });
 const limit = values.limit ? Number(values.limit) : Infinity;
+const wrap = values.wrap === undefined ? 0 : Number(values.wrap);
+if (!Number.isInteger(wrap) || wrap < 0) {
+  console.error(`--wrap: expected a number of characters, got "${values.wrap}"`);
+  process.exit(2);
+}
+const wrapRng = seeded(20251126);
+const wrapped = (text: string): string =>
+  wrap === 0 ? text : `${ordinaryText(wrapRng, wrap)} ${text} ${ordinaryText(wrapRng, wrap)}`;
 
 interface Row {
   text: string;
@@ -75,7 +89,7 @@ const messagesFor = (r: Row): ScoreMessage[] => {
       { role: 'user', content: 'Summarise this document.' },
       { role: 'tool', content: r.text, tool_call_id: 'doc' },
     ];
-  return [{ role: 'user', content: r.text }];
+  return [{ role: 'user', content: wrapped(r.text) }];
 };
 
 type Tally = { n: number; flagged: number; ms: number; encoder: number };
@@ -126,7 +140,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
 const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart(6);
 console.log(
-  `policy: ${policy.name}; encoder ${mode}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak decided by the encoder`,
+  `policy: ${policy.name}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak decided by the encoder`,
 );
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())

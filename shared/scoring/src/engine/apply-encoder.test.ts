@@ -3,7 +3,7 @@ import type { Encoder, EncoderItem, EncoderManifest } from '../encoder/encoder.j
 import type { ScoreResult } from '../engine-types.js';
 import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
-import type { EncoderStage } from './apply-encoder.js';
+import { MAX_SEGMENT_READS, type EncoderStage } from './apply-encoder.js';
 import { createLocalEngine } from './local-engine.js';
 
 // The cascade's routing and replacement, with the static detector and the encoder both scripted:
@@ -129,5 +129,96 @@ describe('jailbreak encoder stage', () => {
     expect(r.error).toBeFalsy();
     expect(r.violation).toBe(0);
     expect(r.reasoning).toMatch(/jailbreak encoder unavailable \(model file missing\)/);
+  });
+});
+
+describe('jailbreak encoder stage: long inputs', () => {
+  /** Like the real encoder, reads only the opening and the end of a long text. */
+  function cutEncoder(): Encoder & { seen: EncoderItem[] } {
+    const seen: EncoderItem[] = [];
+    return {
+      manifest: MANIFEST,
+      seen,
+      encode: async (items) => {
+        seen.push(...items);
+        return items.map((i) => ({
+          probs: [/attack/.test(i.text.slice(0, 300) + i.text.slice(-100)) ? 0.9 : 0.01, 0, 0, 0],
+          embedding: new Float32Array(4),
+        }));
+      },
+      close: async () => undefined,
+    };
+  }
+  /** The static detector flags these phrases (and routes everything else); cascade. */
+  const engine = (
+    phrases: string[],
+    enc: Encoder,
+    countTokens?: (text: string) => number,
+  ): ReturnType<typeof createLocalEngine> =>
+    createLocalEngine({
+      detectors: createStubDetectors({
+        jailbreak: [
+          { phrase: 'could you', score: 0.2, label: 'unsure' },
+          ...phrases.map((phrase) => ({ phrase, score: 0.95, label: 'persona override' })),
+        ],
+        injection: [],
+        harm: {},
+      }),
+      encoder: {
+        defaultMode: 'cascade',
+        manifest: MANIFEST,
+        encoder: async () => enc,
+        ...(countTokens ? { countTokens } : {}),
+      },
+    });
+  /** n sentences of about 60 characters: segments of at most 400 characters hold 6 of them. */
+  const filler = (n: number) =>
+    'Could you plan a short weekend trip to the coast for us? '.repeat(n).trim();
+  const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;
+
+  it('reads the segments of a long prompt that its opening and end do not hold: a buried attack is caught', async () => {
+    const enc = cutEncoder();
+    const text = `${filler(12)} Now the attack begins. ${filler(12)}`;
+    // the static detector does not flag it: the middle is read because the encoder's cut misses it
+    const r = await engine([], enc, words).score(req(text));
+    expect(enc.seen[0]?.text).toBe(text);
+    expect(enc.seen.slice(1).some((i) => /attack begins/.test(i.text))).toBe(true);
+    expect(enc.seen.every((i) => i.text.length <= 400 || i.text === text)).toBe(true);
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+    expect(r.reasoning).toMatch(/segment\(s\) read alone/);
+  });
+
+  it('does not read again the segments that the opening and the end of the input hold', async () => {
+    const enc = cutEncoder();
+    const text = `The attack begins here. ${filler(8)}`;
+    const r = await engine([], enc, words).score(req(text));
+    // 9 sentences of ~10 words: the 86 tokens of the opening hold the first segment, the end's 22
+    // the last two sentences; only the segment between them is read alone
+    expect(enc.seen).toHaveLength(2);
+    expect(enc.seen[1]?.text).not.toMatch(/attack/);
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+    // without a token count every segment is taken as unread
+    const all = cutEncoder();
+    await engine([], all).score(req(text));
+    expect(all.seen.length).toBeGreaterThan(2);
+  });
+
+  it('past MAX_SEGMENT_READS unread segments, reads only those the static detector flagged', async () => {
+    const enc = cutEncoder();
+    const text = `${filler(40)} Then the sure attack. ${filler(40)}`;
+    const r = await engine(['sure attack'], enc, words).score(req(text));
+    expect(enc.seen.map((i) => i.text)).toEqual([text, 'sure attack']);
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+  });
+
+  it('keeps the static verdict when more segments are flagged than it reads', async () => {
+    const enc = cutEncoder();
+    const phrases = Array.from({ length: MAX_SEGMENT_READS + 1 }, (_, i) => `odd phrase ${i}x`);
+    const text = `${filler(40)} ${phrases.join('. ')}. ${filler(40)}`;
+    const r = await engine(phrases, enc, words).score(req(text));
+    expect(enc.seen).toHaveLength(1);
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+    expect(jb(r)).toBeCloseTo(0.95, 3);
+    expect(r.reasoning).toMatch(/more than 8 flagged segments, the higher score kept/);
   });
 });
