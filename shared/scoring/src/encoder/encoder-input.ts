@@ -3,7 +3,7 @@ import type { WordPieceTokenizer } from '../ml/wordpiece.js';
 import type { EncoderItem, EncoderManifest } from './encoder.js';
 
 /** Characters read from a text: the training cut (finetune.py reads the first 4,000 too). */
-export const ENCODER_MAX_CHARS = 4000;
+const MAX_CHARS = 4000;
 
 export function encoderIds(
   tokenizer: WordPieceTokenizer,
@@ -11,7 +11,7 @@ export function encoderIds(
   manifest: Pick<EncoderManifest, 'head_tokens' | 'tail_tokens'>,
   item: EncoderItem,
 ): number[] {
-  let body = tokenizer.encode(`${item.role}: ${item.text.slice(0, ENCODER_MAX_CHARS)}`);
+  let body = tokenizer.encode(`${item.role}: ${item.text.slice(0, MAX_CHARS)}`);
   const { head_tokens: head, tail_tokens: tail } = manifest;
   if (body.length > head + tail) body = [...body.slice(0, head), ...body.slice(-tail)];
   return [ids.cls, ...body, ids.sep];

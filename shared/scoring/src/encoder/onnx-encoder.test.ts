@@ -76,9 +76,9 @@ describe('shipped encoder', () => {
   });
 
   it('cascade: a persona jailbreak buried between ordinary requests is still caught', async () => {
-    // The encoder reads the opening and the end of a long prompt; the segments between them are
-    // read on their own (engine/apply-encoder.ts, encoderReads). The static detector misses this
-    // one at any length (0.02), and so did the cascade before those reads (0.04).
+    // A long prompt is read in windows that each fit the encoder (engine/apply-encoder.ts,
+    // encoderReads). The static detector misses this one at any length (0.02), and so did the
+    // first cascade, which read only the opening and end of a long prompt (0.04).
     const engine = createDefaultEngine({ encoder: { mode: 'cascade' } });
     const ordinary =
       'Could you suggest a vegetarian lasagne recipe for eight people that can be prepared the day before? ' +
@@ -92,7 +92,7 @@ describe('shipped encoder', () => {
     const r = await engine.score(req(`${ordinary}\n\n${dan}\n\n${ordinary}`));
     expect(detector(r)).toBe('encoder');
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
-    expect(r.reasoning).toMatch(/segment\(s\) read alone/);
+    expect(r.reasoning).toMatch(/read in \d+ windows/);
     await engine.close();
   });
 });

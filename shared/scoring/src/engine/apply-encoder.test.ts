@@ -3,7 +3,7 @@ import type { Encoder, EncoderItem, EncoderManifest } from '../encoder/encoder.j
 import type { ScoreResult } from '../engine-types.js';
 import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
-import { MAX_SEGMENT_READS, type EncoderStage } from './apply-encoder.js';
+import { MAX_WINDOWS, type EncoderStage } from './apply-encoder.js';
 import { createLocalEngine } from './local-engine.js';
 
 // The cascade's routing and replacement, with the static detector and the encoder both scripted:
@@ -48,11 +48,13 @@ function scriptedEncoder(fail = false): Encoder & { seen: EncoderItem[] } {
 function engineWith(enc: Encoder, defaultMode: EncoderStage['defaultMode'] = 'cascade') {
   return createLocalEngine({
     detectors,
-    encoder: { defaultMode, manifest: MANIFEST, encoder: async () => enc },
+    encoder: { defaultMode, manifest: MANIFEST, encoder: async () => enc, countTokens: words },
   });
 }
 
 const req = userTextRequest;
+/** Stands in for the WordPiece count: one token per word. */
+const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;
 
 /** A static detector sure that "harmless phrase" is a jailbreak, with the encoder in cascade. */
 const flaggingStatic = (enc: Encoder) =>
@@ -62,7 +64,12 @@ const flaggingStatic = (enc: Encoder) =>
       injection: [],
       harm: {},
     }),
-    encoder: { defaultMode: 'cascade', manifest: MANIFEST, encoder: async () => enc },
+    encoder: {
+      defaultMode: 'cascade',
+      manifest: MANIFEST,
+      encoder: async () => enc,
+      countTokens: words,
+    },
   });
 
 const jb = (r: ScoreResult) => (r.scanner_output.jailbreak as { score: number } | undefined)?.score;
@@ -150,11 +157,7 @@ describe('jailbreak encoder stage: long inputs', () => {
     };
   }
   /** The static detector flags these phrases (and routes everything else); cascade. */
-  const engine = (
-    phrases: string[],
-    enc: Encoder,
-    countTokens?: (text: string) => number,
-  ): ReturnType<typeof createLocalEngine> =>
+  const engine = (phrases: string[], enc: Encoder): ReturnType<typeof createLocalEngine> =>
     createLocalEngine({
       detectors: createStubDetectors({
         jailbreak: [
@@ -168,54 +171,49 @@ describe('jailbreak encoder stage: long inputs', () => {
         defaultMode: 'cascade',
         manifest: MANIFEST,
         encoder: async () => enc,
-        ...(countTokens ? { countTokens } : {}),
+        countTokens: words,
       },
     });
-  /** n sentences of about 60 characters: segments of at most 400 characters hold 6 of them. */
+  /** n sentences of 11 words. */
   const filler = (n: number) =>
     'Could you plan a short weekend trip to the coast for us? '.repeat(n).trim();
-  const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;
 
-  it('reads the segments of a long prompt that its opening and end do not hold: a buried attack is caught', async () => {
+  it('reads a long prompt in windows that each fit the encoder: an attack in the middle is caught', async () => {
     const enc = cutEncoder();
     const text = `${filler(12)} Now the attack begins. ${filler(12)}`;
-    // the static detector does not flag it: the middle is read because the encoder's cut misses it
-    const r = await engine([], enc, words).score(req(text));
+    // the static detector does not flag it; the encoder's own cut of the whole text would miss it
+    const r = await engine([], enc).score(req(text));
+    expect(enc.seen.length).toBeGreaterThan(1);
+    for (const item of enc.seen) expect(words(item.text)).toBeLessThanOrEqual(96 + 30 - 2);
+    // the windows are the whole text, in order, cut only at segment boundaries
+    const squeeze = (t: string) => t.replace(/\s+/gu, '');
+    expect(squeeze(enc.seen.map((i) => i.text).join(''))).toBe(squeeze(text));
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+    expect(r.reasoning).toMatch(/read in \d+ windows/);
+  });
+
+  it('reads an input that fits one window as it is', async () => {
+    const enc = cutEncoder();
+    const text = filler(9); // 99 words, over 400 characters
+    await engine([], enc).score(req(text));
+    expect(enc.seen.map((i) => i.text)).toEqual([text]);
+  });
+
+  it(`past ${MAX_WINDOWS} windows, reads the opening and end and the segments the static detector flagged`, async () => {
+    const enc = cutEncoder();
+    const text = `${filler(50)} Then the sure attack. ${filler(50)}`;
+    const r = await engine(['sure attack'], enc).score(req(text));
     expect(enc.seen[0]?.text).toBe(text);
-    expect(enc.seen.slice(1).some((i) => /attack begins/.test(i.text))).toBe(true);
-    expect(enc.seen.every((i) => i.text.length <= 400 || i.text === text)).toBe(true);
+    expect(enc.seen.map((i) => i.text)).toContain('sure attack');
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
-    expect(r.reasoning).toMatch(/segment\(s\) read alone/);
-  });
-
-  it('does not read again the segments that the opening and the end of the input hold', async () => {
-    const enc = cutEncoder();
-    const text = `The attack begins here. ${filler(8)}`;
-    const r = await engine([], enc, words).score(req(text));
-    // 9 sentences of ~10 words: the 86 tokens of the opening hold the first segment, the end's 22
-    // the last two sentences; only the segment between them is read alone
-    expect(enc.seen).toHaveLength(2);
-    expect(enc.seen[1]?.text).not.toMatch(/attack/);
-    expect(r.violation).toBeGreaterThanOrEqual(0.3);
-    // without a token count every segment is taken as unread
-    const all = cutEncoder();
-    await engine([], all).score(req(text));
-    expect(all.seen.length).toBeGreaterThan(2);
-  });
-
-  it('past MAX_SEGMENT_READS unread segments, reads only those the static detector flagged', async () => {
-    const enc = cutEncoder();
-    const text = `${filler(40)} Then the sure attack. ${filler(40)}`;
-    const r = await engine(['sure attack'], enc, words).score(req(text));
-    expect(enc.seen.map((i) => i.text)).toEqual([text, 'sure attack']);
-    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+    expect(r.reasoning).toMatch(/opening and end, and \d+ flagged segment\(s\)/);
   });
 
   it('keeps the static verdict when more segments are flagged than it reads', async () => {
     const enc = cutEncoder();
-    const phrases = Array.from({ length: MAX_SEGMENT_READS + 1 }, (_, i) => `odd phrase ${i}x`);
-    const text = `${filler(40)} ${phrases.join('. ')}. ${filler(40)}`;
-    const r = await engine(phrases, enc, words).score(req(text));
+    const phrases = Array.from({ length: MAX_WINDOWS + 1 }, (_, i) => `odd phrase ${i}x`);
+    const text = `${filler(50)} ${phrases.join('. ')}. ${filler(50)}`;
+    const r = await engine(phrases, enc).score(req(text));
     expect(enc.seen).toHaveLength(1);
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
     expect(jb(r)).toBeCloseTo(0.95, 3);

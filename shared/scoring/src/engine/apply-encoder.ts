@@ -10,46 +10,80 @@ import {
   type EncoderManifest,
   type EncoderMode,
 } from '../encoder/encoder.js';
-import { ENCODER_MAX_CHARS } from '../encoder/encoder-input.js';
 import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
 import type { JailbreakStage, RequestAnalysis } from './evaluate-local.js';
 import { r3 } from './local-evaluation.js';
 
 /**
- * Segments of a long input that the encoder reads on their own, at most. Past that it reads only
- * the segments the static detector flagged, and past that too the static verdict stands (the
- * encoder only adds), so the cost of a request stays bounded.
+ * Windows of a long input the encoder reads, at most (about 1,000 tokens, some 4 KB of English).
+ * A longer input is read by its opening and end and the segments the static detector flagged;
+ * past MAX_WINDOWS of those, the static score stands (the encoder only adds), so the cost of a
+ * request stays bounded.
  */
-export const MAX_SEGMENT_READS = 8;
+export const MAX_WINDOWS = 8;
+
+/** Tokens of "prompt: " in front of every text the encoder reads. */
+const PREFIX_TOKENS = 2;
 
 /**
- * What the encoder reads of an analysed request: the input (cut to its opening and end) and every
- * payload the normaliser decoded; for an input longer than one segment, also each segment of the
- * static detector that the opening and end do not hold (so that an attack in the middle of a long
- * prompt is read), or, when those are more than MAX_SEGMENT_READS, the ones the static detector
- * flagged. `complete` is false when even those are too many.
+ * What the encoder reads of an analysed request, besides every payload the normaliser decoded:
+ * an input that fits its window (`head_tokens + tail_tokens`) as it is; a longer one in windows
+ * that each fit, made of whole segments of the static detector (at most 400 characters, split at
+ * lines and sentences), so that no part of it goes unread and ordinary text around an attack
+ * cannot hide it; one too long for MAX_WINDOWS windows by its opening and end and each segment the
+ * static detector flagged. `complete` is false when those are more than MAX_WINDOWS too.
  */
 export function encoderReads(
   an: RequestAnalysis,
   stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
-): { texts: string[]; complete: boolean } {
-  const texts = [an.jailbreakInput, ...an.jailbreakVariants];
+): { texts: string[]; complete: boolean; windows: number } {
+  const variants = an.jailbreakVariants;
+  const whole = { texts: [an.jailbreakInput, ...variants], complete: true, windows: 1 };
   const sj = an.staticJailbreak;
-  if (an.jailbreakInput.length <= MAX_SEGMENT_CHARS || sj.variant !== 'text')
-    return { texts, complete: true };
+  if (an.jailbreakInput.length <= MAX_SEGMENT_CHARS || sj.variant !== 'text') return whole;
   const canonical = an.userAn.norm.canonical;
-  const { headEnd, tailStart } = stage.countTokens
-    ? readInContext(canonical, stage.manifest, stage.countTokens)
-    : { headEnd: 0, tailStart: canonical.length };
-  const unread = (segs: ReadonlyArray<{ start: number; end: number }>): string[] =>
-    segs
-      .filter((s) => s.end > headEnd && s.start < tailStart)
-      .map((s) => canonical.slice(s.start, s.end))
-      .filter((t) => /\S/u.test(t));
-  let segments = unread(segmentText(canonical));
-  if (segments.length > MAX_SEGMENT_READS) segments = unread(sj.spans);
-  if (segments.length > MAX_SEGMENT_READS) return { texts, complete: false };
-  return { texts: [...texts, ...segments], complete: true };
+  const windows = packWindows(
+    canonical,
+    stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS,
+    stage.countTokens,
+  );
+  if (windows) return { texts: [...windows, ...variants], complete: true, windows: windows.length };
+  const flagged = sj.spans.map((s) => canonical.slice(s.start, s.end)).filter((t) => /\S/u.test(t));
+  if (flagged.length > MAX_WINDOWS) return { ...whole, complete: false };
+  return { ...whole, texts: [...whole.texts, ...flagged] };
+}
+
+/**
+ * Consecutive segments of `text` packed into windows of at most `budget` tokens (a segment over
+ * the budget is a window of its own, which the encoder cuts to its opening and end), or null when
+ * more than MAX_WINDOWS windows would be needed. Tokenises at most about MAX_WINDOWS windows' worth.
+ */
+function packWindows(
+  text: string,
+  budget: number,
+  countTokens: (text: string) => number,
+): string[] | null {
+  const out: string[] = [];
+  let start = -1;
+  let end = -1;
+  let used = 0;
+  for (const seg of segmentText(text)) {
+    const n = countTokens(text.slice(seg.start, seg.end));
+    if (start >= 0 && used + n <= budget) {
+      end = seg.end;
+      used += n;
+      continue;
+    }
+    if (start >= 0) {
+      out.push(text.slice(start, end));
+      if (out.length >= MAX_WINDOWS) return null;
+    }
+    start = seg.start;
+    end = seg.end;
+    used = n;
+  }
+  if (start >= 0) out.push(text.slice(start, end));
+  return out.filter((t) => /\S/u.test(t));
 }
 
 export interface EncoderStage {
@@ -58,50 +92,8 @@ export interface EncoderStage {
   manifest: EncoderManifest;
   /** The encoder, loaded on first use. */
   encoder: () => Promise<Encoder>;
-  /**
-   * WordPiece tokens of a text (the encoder's vocabulary): tells which segments of a long input
-   * its opening and end already hold. Absent, every segment is taken as unread.
-   */
-  countTokens?: (text: string) => number;
-}
-
-/** Tokens of "prompt: " and a margin for normalisation, which can change a text's length a little. */
-const PREFIX_TOKENS = 2;
-const MARGIN_TOKENS = 8;
-
-/**
- * The span of a long input that the encoder's cut (its first `head_tokens` and last `tail_tokens`)
- * reads in context, in whole segments of the static detector and with a margin: [0, headEnd) and
- * [tailStart, length). Tokenises only the segments near the two ends.
- */
-function readInContext(
-  text: string,
-  manifest: EncoderManifest,
-  countTokens: (text: string) => number,
-): { headEnd: number; tailStart: number } {
-  const segs = segmentText(text);
-  let budget = manifest.head_tokens - PREFIX_TOKENS - MARGIN_TOKENS;
-  let i = 0;
-  for (; i < segs.length; i++) {
-    const seg = segs[i] as { start: number; end: number };
-    const n = countTokens(text.slice(seg.start, seg.end));
-    if (n > budget) break;
-    budget -= n;
-  }
-  const headEnd = i > 0 ? (segs[i - 1] as { end: number }).end : 0;
-  // The encoder cuts a text to its first ENCODER_MAX_CHARS characters before taking the end: past that,
-  // the end it reads is not the text's end.
-  if (text.length > ENCODER_MAX_CHARS) return { headEnd, tailStart: text.length };
-  budget = manifest.tail_tokens - MARGIN_TOKENS;
-  let j = segs.length - 1;
-  for (; j >= i; j--) {
-    const seg = segs[j] as { start: number; end: number };
-    const n = countTokens(text.slice(seg.start, seg.end));
-    if (n > budget) break;
-    budget -= n;
-  }
-  const tailStart = j < segs.length - 1 ? (segs[j + 1] as { start: number }).start : text.length;
-  return { headEnd, tailStart };
+  /** WordPiece tokens of a text in the encoder's vocabulary: how a long input is cut into windows. */
+  countTokens: (text: string) => number;
 }
 
 /**
@@ -121,7 +113,7 @@ export async function encoderJailbreak(
   // When something was decoded (base64, URL encoding, ...) the input is disguised, and the encoder
   // only adds: the static detector's verdict on the decoded text stands (measured: a base64
   // jailbreak reads as harmless to the encoder in its encoded form). Likewise when the static
-  // detector flagged more segments of a long input than the encoder reads on their own.
+  // detector flagged more segments of a very long input than the encoder reads.
   const disguised = an.jailbreakVariants.length > 0;
   const reads = encoderReads(an, stage);
   let score: number;
@@ -145,11 +137,12 @@ export async function encoderJailbreak(
     ...(disguised
       ? [`with ${an.jailbreakVariants.length} decoded payload(s), the higher score kept`]
       : []),
-    ...(reads.complete
-      ? []
-      : [`more than ${MAX_SEGMENT_READS} flagged segments, the higher score kept`]),
-    ...(reads.texts.length > 1 + an.jailbreakVariants.length
-      ? [`${reads.texts.length - 1 - an.jailbreakVariants.length} segment(s) read alone`]
+    ...(reads.complete ? [] : [`more than ${MAX_WINDOWS} flagged segments, the higher score kept`]),
+    ...(reads.windows > 1 ? [`read in ${reads.windows} windows`] : []),
+    ...(reads.complete && reads.texts.length > reads.windows + an.jailbreakVariants.length
+      ? [
+          `opening and end, and ${reads.texts.length - 1 - an.jailbreakVariants.length} flagged segment(s)`,
+        ]
       : []),
   ].join('; ');
   return {
