@@ -2,20 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { Encoder, EncoderItem, EncoderManifest } from '../encoder/encoder.js';
 import type { ScoreResult } from '../engine-types.js';
 import { userTextRequest } from '../testing/requests.js';
-import { createStubDetectors } from '../testing/stub-detectors.js';
+import { createStubDetectors, type StubEntry } from '../testing/stub-detectors.js';
 import { MAX_WINDOWS, type EncoderStage } from './apply-encoder.js';
 import { createLocalEngine } from './local-engine.js';
 
 // The cascade's routing and replacement, with the static detector and the encoder both scripted:
 // the real model's behaviour is tested in encoder/onnx-encoder.test.ts.
-const detectors = createStubDetectors({
-  jailbreak: [
-    { phrase: 'unsure story', score: 0.2, label: 'role-play' },
-    { phrase: 'sure attack', score: 0.95, label: 'persona override' },
-  ],
-  injection: [],
-  harm: {},
-});
+const STATIC_JAILBREAK: StubEntry[] = [
+  { phrase: 'unsure story', score: 0.2, label: 'role-play' },
+  { phrase: 'sure attack', score: 0.95, label: 'persona override' },
+];
 
 const MANIFEST: EncoderManifest = {
   model: 'model.int8.onnx',
@@ -45,32 +41,28 @@ function scriptedEncoder(fail = false): Encoder & { seen: EncoderItem[] } {
   };
 }
 
-function engineWith(enc: Encoder, defaultMode: EncoderStage['defaultMode'] = 'cascade') {
+/** Stands in for the WordPiece count: one token per word. */
+const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;
+
+/** The engine with a scripted static jailbreak detector and a scripted encoder. */
+function stageEngine(
+  jailbreak: StubEntry[],
+  enc: Encoder,
+  defaultMode: EncoderStage['defaultMode'] = 'cascade',
+) {
   return createLocalEngine({
-    detectors,
+    detectors: createStubDetectors({ jailbreak, injection: [], harm: {} }),
     encoder: { defaultMode, manifest: MANIFEST, encoder: async () => enc, countTokens: words },
   });
 }
 
-const req = userTextRequest;
-/** Stands in for the WordPiece count: one token per word. */
-const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;
+const engineWith = (enc: Encoder, defaultMode: EncoderStage['defaultMode'] = 'cascade') =>
+  stageEngine(STATIC_JAILBREAK, enc, defaultMode);
 
+const req = userTextRequest;
 /** A static detector sure that "harmless phrase" is a jailbreak, with the encoder in cascade. */
 const flaggingStatic = (enc: Encoder) =>
-  createLocalEngine({
-    detectors: createStubDetectors({
-      jailbreak: [{ phrase: 'harmless phrase', score: 0.95, label: 'persona override' }],
-      injection: [],
-      harm: {},
-    }),
-    encoder: {
-      defaultMode: 'cascade',
-      manifest: MANIFEST,
-      encoder: async () => enc,
-      countTokens: words,
-    },
-  });
+  stageEngine([{ phrase: 'harmless phrase', score: 0.95, label: 'persona override' }], enc);
 
 const jb = (r: ScoreResult) => (r.scanner_output.jailbreak as { score: number } | undefined)?.score;
 
@@ -157,23 +149,14 @@ describe('jailbreak encoder stage: long inputs', () => {
     };
   }
   /** The static detector flags these phrases (and routes everything else); cascade. */
-  const engine = (phrases: string[], enc: Encoder): ReturnType<typeof createLocalEngine> =>
-    createLocalEngine({
-      detectors: createStubDetectors({
-        jailbreak: [
-          { phrase: 'could you', score: 0.2, label: 'unsure' },
-          ...phrases.map((phrase) => ({ phrase, score: 0.95, label: 'persona override' })),
-        ],
-        injection: [],
-        harm: {},
-      }),
-      encoder: {
-        defaultMode: 'cascade',
-        manifest: MANIFEST,
-        encoder: async () => enc,
-        countTokens: words,
-      },
-    });
+  const engine = (phrases: string[], enc: Encoder) =>
+    stageEngine(
+      [
+        { phrase: 'could you', score: 0.2, label: 'unsure' },
+        ...phrases.map((phrase) => ({ phrase, score: 0.95, label: 'persona override' })),
+      ],
+      enc,
+    );
   /** n sentences of 11 words. */
   const filler = (n: number) =>
     'Could you plan a short weekend trip to the coast for us? '.repeat(n).trim();
