@@ -175,6 +175,16 @@ describe('jailbreak encoder stage: long inputs', () => {
     expect(r.reasoning).toMatch(/read in \d+ windows/);
   });
 
+  it('splits a segment too dense for one window, so that every read fits', async () => {
+    const enc = cutEncoder();
+    // no sentence or line break after the first: segments of 400 characters, 200 words
+    const text = `Could you read this? ${'a '.repeat(300)}attack ${'a '.repeat(300)}`.trim();
+    const r = await engine([], enc).score(req(text));
+    for (const item of enc.seen) expect(words(item.text)).toBeLessThanOrEqual(96 + 30 - 2);
+    expect(enc.seen.some((i) => /attack/.test(i.text))).toBe(true);
+    expect(r.violation).toBeGreaterThanOrEqual(0.3);
+  });
+
   it('reads an input that fits one window as it is', async () => {
     const enc = cutEncoder();
     const text = filler(9); // 99 words, over 400 characters

@@ -28,10 +28,11 @@ const PREFIX_TOKENS = 2;
 /**
  * What the encoder reads of an analysed request, besides every payload the normaliser decoded:
  * an input that fits its window (`head_tokens + tail_tokens`) as it is; a longer one in windows
- * that each fit, made of whole segments of the static detector (at most 400 characters, split at
- * lines and sentences), so that no part of it goes unread and ordinary text around an attack
- * cannot hide it; one too long for MAX_WINDOWS windows by its opening and end and each segment the
- * static detector flagged. `complete` is false when those are more than MAX_WINDOWS too.
+ * that each fit, made of consecutive segments of the static detector (at most 400 characters,
+ * split at lines and sentences; a segment over the window split in halves until its parts fit),
+ * so that no part of it goes unread and ordinary text around an attack cannot hide it; one too
+ * long for MAX_WINDOWS windows by its opening and end and each segment the static detector
+ * flagged (split the same way). `complete` is false when those are more than MAX_WINDOWS too.
  */
 export function encoderReads(
   an: RequestAnalysis,
@@ -41,49 +42,76 @@ export function encoderReads(
   const whole = { texts: [an.jailbreakInput, ...variants], complete: true, windows: 1 };
   const sj = an.staticJailbreak;
   if (an.jailbreakInput.length <= MAX_SEGMENT_CHARS || sj.variant !== 'text') return whole;
-  const canonical = an.userAn.norm.canonical;
-  const windows = packWindows(
-    canonical,
-    stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS,
-    stage.countTokens,
-  );
+  const text = an.userAn.norm.canonical;
+  const budget = stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS;
+  const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
+  const windows = packWindows(text, fit(segmentText(text)), budget);
   if (windows) return { texts: [...windows, ...variants], complete: true, windows: windows.length };
-  const flagged = sj.spans.map((s) => canonical.slice(s.start, s.end)).filter((t) => /\S/u.test(t));
+  const flagged = [...fit(sj.spans)].slice(0, MAX_WINDOWS + 1);
   if (flagged.length > MAX_WINDOWS) return { ...whole, complete: false };
-  return { ...whole, texts: [...whole.texts, ...flagged] };
+  return { ...whole, texts: [...whole.texts, ...flagged.map((p) => text.slice(p.start, p.end))] };
+}
+
+interface Piece {
+  start: number;
+  end: number;
 }
 
 /**
- * Consecutive segments of `text` packed into windows of at most `budget` tokens (a segment over
- * the budget is a window of its own, which the encoder cuts to its opening and end), or null when
- * more than MAX_WINDOWS windows would be needed. Tokenises at most about MAX_WINDOWS windows' worth.
+ * The non-blank parts of `segs` with their token counts, a part over `budget` tokens split in
+ * halves (by characters) until each fits. Lazy: callers stop when they have enough.
+ */
+function* fitting(
+  text: string,
+  segs: Iterable<Piece>,
+  budget: number,
+  countTokens: (text: string) => number,
+): Generator<Piece & { tokens: number }> {
+  for (const seg of segs) {
+    if (!/\S/u.test(text.slice(seg.start, seg.end))) continue;
+    const tokens = countTokens(text.slice(seg.start, seg.end));
+    if (tokens <= budget || seg.end - seg.start < 2) {
+      yield { start: seg.start, end: seg.end, tokens };
+      continue;
+    }
+    const mid = seg.start + Math.floor((seg.end - seg.start) / 2);
+    yield* fitting(
+      text,
+      [
+        { start: seg.start, end: mid },
+        { start: mid, end: seg.end },
+      ],
+      budget,
+      countTokens,
+    );
+  }
+}
+
+/**
+ * Consecutive pieces packed into windows of at most `budget` tokens, or null when more than
+ * MAX_WINDOWS windows would be needed (so a long text is tokenised only about that far).
  */
 function packWindows(
   text: string,
+  pieces: Iterable<Piece & { tokens: number }>,
   budget: number,
-  countTokens: (text: string) => number,
 ): string[] | null {
   const out: string[] = [];
-  let start = -1;
-  let end = -1;
-  let used = 0;
-  for (const seg of segmentText(text)) {
-    const n = countTokens(text.slice(seg.start, seg.end));
-    if (start >= 0 && used + n <= budget) {
-      end = seg.end;
-      used += n;
+  let open: { start: number; end: number; tokens: number } | null = null;
+  for (const p of pieces) {
+    if (open && open.tokens + p.tokens <= budget) {
+      open.end = p.end;
+      open.tokens += p.tokens;
       continue;
     }
-    if (start >= 0) {
-      out.push(text.slice(start, end));
+    if (open) {
+      out.push(text.slice(open.start, open.end));
       if (out.length >= MAX_WINDOWS) return null;
     }
-    start = seg.start;
-    end = seg.end;
-    used = n;
+    open = { ...p };
   }
-  if (start >= 0) out.push(text.slice(start, end));
-  return out.filter((t) => /\S/u.test(t));
+  if (open) out.push(text.slice(open.start, open.end));
+  return out;
 }
 
 export interface EncoderStage {
