@@ -503,9 +503,12 @@ const MUTANTS: [string, (diff: DiffEntry[]) => DiffEntry[]][] = [
 describe('the property', () => {
   for (const [what, corrupt] of MUTANTS) {
     it(`finds a history whose diffs have ${what}`, async () => {
+      // A fixed seed: with random ones, 500 histories sometimes hold no change deep enough for a
+      // mutant (the nested-objects one escaped for 3 of 40 seeds, and failed a CI run); the
+      // property above stays random.
       const details = await fc.check(
         fc.asyncProperty(steps, (s) => runSteps(new CorruptingStore(corrupt), s)),
-        { numRuns: 500, endOnFailure: true },
+        { numRuns: 500, endOnFailure: true, seed: 20261126 },
       );
       expect(details.failed).toBe(true);
       // Failed because a version read back wrong, not because the run broke some other way.
