@@ -22,7 +22,6 @@ import { createEncoderPool, encoderPoolAvailable } from './encoder/encoder-pool.
 import { createOnnxEncoder } from './encoder/onnx-encoder.js';
 import { createMlDetectors } from './ml/index.js';
 import { loadTokenizerResources } from './ml/ml-model.js';
-import type { WordPieceTokenizer } from './ml/wordpiece.js';
 
 export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detectors' | 'encoder'> {
   /** Load weights from here instead of the committed model directory. */
@@ -56,12 +55,11 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
     return { stage: undefined, close: async () => undefined };
   const manifest = loadEncoderManifest(dir);
   let loading: Promise<Encoder> | null = null;
-  let tokenizer: WordPieceTokenizer | undefined;
   return {
     stage: {
       defaultMode: options?.mode ?? 'cascade',
       manifest,
-      countTokens: (text) => (tokenizer ??= loadTokenizerResources().tokenizer).encode(text).length,
+      countTokens: (text) => loadTokenizerResources().tokenizer.encode(text).length,
       encoder: () =>
         (loading ??=
           isMainThread && encoderPoolAvailable()

@@ -258,12 +258,24 @@ function readVocab(dir: string): string[] {
   return vocab;
 }
 
-/** Vocabulary of the WordPiece tokenizer (serving needs only this and detectors.*). */
+const tokenizerResources = new Map<string, Omit<TokenResources, 'charLm'>>();
+
+/**
+ * Vocabulary of the WordPiece tokenizer (serving needs only this and detectors.*), read once per
+ * directory and thread: the static detectors, the encoder and the encoder stage's token counts
+ * share one tokenizer and its word cache.
+ */
 export function loadTokenizerResources(
   dir: string = defaultModelDir(),
 ): Omit<TokenResources, 'charLm'> {
-  const vocab = readVocab(dir);
-  return { tokenizer: new WordPieceTokenizer(vocab), tokenKinds: buildTokenKinds(vocab) };
+  const key = path.resolve(dir);
+  let res = tokenizerResources.get(key);
+  if (!res) {
+    const vocab = readVocab(key);
+    res = { tokenizer: new WordPieceTokenizer(vocab), tokenKinds: buildTokenKinds(vocab) };
+    tokenizerResources.set(key, res);
+  }
+  return res;
 }
 
 /** The static embedding table written by scripts/train/distill_embeddings.py (training only). */
