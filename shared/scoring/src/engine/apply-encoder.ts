@@ -25,6 +25,17 @@ export const MAX_WINDOWS = 8;
 /** Tokens of "prompt: " in front of every text the encoder reads. */
 const PREFIX_TOKENS = 2;
 
+/** What the encoder reads of a request (`encoderReads`), and how. */
+export interface EncoderReads {
+  texts: string[];
+  /** Windows the input was read in (1: as it is, or by its opening and end). */
+  windows: number;
+  /** Segments the static detector flagged, read besides the opening and end of a very long input. */
+  flagged: number;
+  /** False when the flagged segments were too many to read: the static score then stands. */
+  complete: boolean;
+}
+
 /**
  * What the encoder reads of an analysed request, besides every payload the normaliser decoded:
  * an input that fits its window (`head_tokens + tail_tokens`) as it is; a longer one in windows
@@ -37,19 +48,27 @@ const PREFIX_TOKENS = 2;
 export function encoderReads(
   an: RequestAnalysis,
   stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
-): { texts: string[]; complete: boolean; windows: number } {
+): EncoderReads {
   const variants = an.jailbreakVariants;
-  const whole = { texts: [an.jailbreakInput, ...variants], complete: true, windows: 1 };
+  const whole = { texts: [an.jailbreakInput, ...variants], windows: 1, flagged: 0, complete: true };
   const sj = an.staticJailbreak;
   if (an.jailbreakInput.length <= MAX_SEGMENT_CHARS || sj.variant !== 'text') return whole;
   const text = an.userAn.norm.canonical;
   const budget = stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS;
   const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
   const windows = packWindows(text, fit(segmentText(text)), budget);
-  if (windows) return { texts: [...windows, ...variants], complete: true, windows: windows.length };
-  const flagged = [...fit(sj.spans)].slice(0, MAX_WINDOWS + 1);
-  if (flagged.length > MAX_WINDOWS) return { ...whole, complete: false };
-  return { ...whole, texts: [...whole.texts, ...flagged.map((p) => text.slice(p.start, p.end))] };
+  if (windows) return { ...whole, texts: [...windows, ...variants], windows: windows.length };
+  const flagged: Piece[] = [];
+  for (const p of fit(sj.spans)) {
+    // Lazy: a long text can have hundreds of flagged segments; one past the limit is enough.
+    if (flagged.length === MAX_WINDOWS) return { ...whole, complete: false };
+    flagged.push(p);
+  }
+  return {
+    ...whole,
+    texts: [...whole.texts, ...flagged.map((p) => text.slice(p.start, p.end))],
+    flagged: flagged.length,
+  };
 }
 
 interface Piece {
@@ -125,9 +144,9 @@ export interface EncoderStage {
 }
 
 /**
- * The encoder's jailbreak verdict on an analysed request, or undefined when the static one stands
- * (mode off, no user input, a cascade input below the routing point, or a failing encoder, which
- * returns the note to add instead).
+ * The encoder's jailbreak verdict on an analysed request (`stage`), or none when the static one
+ * stands: mode off, no user input, a cascade input below the routing point, or a failing encoder,
+ * which returns the `note` to add instead.
  */
 export async function encoderJailbreak(
   an: RequestAnalysis,
@@ -167,11 +186,7 @@ export async function encoderJailbreak(
       : []),
     ...(reads.complete ? [] : [`more than ${MAX_WINDOWS} flagged segments, the higher score kept`]),
     ...(reads.windows > 1 ? [`read in ${reads.windows} windows`] : []),
-    ...(reads.complete && reads.texts.length > reads.windows + an.jailbreakVariants.length
-      ? [
-          `opening and end, and ${reads.texts.length - 1 - an.jailbreakVariants.length} flagged segment(s)`,
-        ]
-      : []),
+    ...(reads.flagged > 0 ? [`opening and end, and ${reads.flagged} flagged segment(s)`] : []),
   ].join('; ');
   return {
     stage: {
