@@ -24,15 +24,12 @@ OUT=${FT_OUT:-.cache/guard-ft/$GROUP}
 EPOCHS=${FT_EPOCHS:-1}
 DATA=${GUARD_TRAIN_DATA:-../shared/data/train}
 [ -f "$BASE/tokenizer.json" ] || { echo "run ENCODER_MINILM=1 bash $HERE/fetch.sh first" >&2; exit 1; }
-PY=$CACHE/ft-venv/bin/python
-if [ ! -x "$PY" ]; then python3 -m venv "$CACHE/ft-venv"; fi
-"$PY" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements-finetune.txt"
+. "$HERE/ft-venv.sh"
 # the static detectors' training venv, as npm run train makes it
 TRAIN_VENV=node_modules/.cache/guard-train-venv
 [ -x "$TRAIN_VENV/bin/python" ] || python3 -m venv "$TRAIN_VENV"
 "$TRAIN_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/train/requirements.txt
 TRAIN_PY=$TRAIN_VENV/bin/python
-export PYTHONHASHSEED=0 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 mkdir -p "$OUT"
 GUARD_TRAIN_EXCLUDE=$(python3 "$HERE/group-rows.py" "$GROUP" --exclude) \
   GUARD_TRAIN_CACHE=$OUT/build GUARD_TRAIN_TEXTS=1 GUARD_TRAIN_DATA=$DATA \

