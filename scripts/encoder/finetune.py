@@ -148,15 +148,17 @@ def pad(encoded, idx):
     return ids, mask
 
 
-def sample(path, per_source, rng, split=None):
-    by = {}
+def read_rows(path, split=None):
+    """The rows of a train-texts.jsonl, those of one split when given."""
     with open(path) as f:
-        for line in f:
-            r = json.loads(line)
-            if split is not None and r.get('split') != split:
-                continue
-            fam = r['source'].split(':')[0] if r['source'].startswith('synthetic') else r['source']
-            by.setdefault((fam, r['label'], r['role']), []).append(r)
+        return [r for r in map(json.loads, f) if split is None or r.get('split') == split]
+
+
+def sample(rows, per_source, rng):
+    by = {}
+    for r in rows:
+        fam = r['source'].split(':')[0] if r['source'].startswith('synthetic') else r['source']
+        by.setdefault((fam, r['label'], r['role']), []).append(r)
     out, counts = [], {}
     for key in sorted(by):
         rs = by[key]
@@ -174,7 +176,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'train'
     NOT_ORDINARY = set(json.load(_f)['sources'])
 
 
-def joined_rows(path, n, rng, split=None):
+def joined_rows(rows, n, rng):
     """Prompts made of several requests, from the build's own prompts (family synthetic:joined).
 
     Ordinary training prompts are short (median 49 characters, 38 of 110k over 600) while
@@ -185,17 +187,15 @@ def joined_rows(path, n, rng, split=None):
     n/2 with one harmful request among them, inside the first or the last tokens read (targets of
     the harmful row)."""
     pools = {'benign': [], 'jailbreak': [], 'harmful': []}
-    with open(path) as f:
-        for line in f:
-            r = json.loads(line)
-            if r['role'] != 'prompt' or (split is not None and r.get('split') != split):
-                continue
-            if r['label'] == 'benign' and r['source'] not in NOT_ORDINARY and 15 <= len(r['text']) <= 400:
-                pools['benign'].append(r)
-            elif r['label'] == 'jailbreak':
-                pools['jailbreak'].append(r)
-            elif r['label'] == 'harmful' and r['source'] not in NOT_ORDINARY and len(r['text']) <= 300:
-                pools['harmful'].append(r)
+    for r in rows:
+        if r['role'] != 'prompt':
+            continue
+        if r['label'] == 'benign' and r['source'] not in NOT_ORDINARY and 15 <= len(r['text']) <= 400:
+            pools['benign'].append(r)
+        elif r['label'] == 'jailbreak':
+            pools['jailbreak'].append(r)
+        elif r['label'] == 'harmful' and r['source'] not in NOT_ORDINARY and len(r['text']) <= 300:
+            pools['harmful'].append(r)
     if not all(pools.values()):
         return []
     sep = lambda: rng.choice([' ', '\n', '\n\n'])  # noqa: E731
@@ -221,9 +221,10 @@ def joined_rows(path, n, rng, split=None):
 
 def training_rows(a, rng):
     """The rows `train` fits, in order: the source-balanced sample plus the joined prompts."""
-    rows, counts = sample(a.texts, a.per_source, rng, a.split)
+    texts = read_rows(a.texts, a.split)  # read once for both
+    rows, counts = sample(texts, a.per_source, rng)
     if a.joined:
-        extra = joined_rows(a.texts, a.joined, rng, a.split)
+        extra = joined_rows(texts, a.joined, rng)
         counts['synthetic:joined'] = len(extra)
         rows += extra
         rng.shuffle(rows)
