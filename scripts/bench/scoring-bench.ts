@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
-import { PRESET_POLICIES } from '@guard/domain';
+import { presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from './ordinary-requests.mjs';
 
 export interface BenchCase {
@@ -25,23 +25,15 @@ export interface BenchCase {
   run: (text: string) => void | Promise<boolean>;
 }
 
-export function benchCases(): BenchCase[] {
+export async function benchCases(): Promise<BenchCase[]> {
   const det = createMlDetectors();
   // The whole local engine as POST /guard/monitor runs it with no policy given: the preset
   // "Basic Content Safety" (11 rules), normalisation, detectors, rule router, tokenizer.
   const engine = createLocalEngine({ detectors: det });
-  const basic = PRESET_POLICIES[0]!;
-  const rules = Object.entries(basic.rules).map(([name, description]) => ({
-    name,
-    description,
-    mode: 'block' as const,
-  }));
+  const basic = await presetScoreFields('Basic Content Safety');
   const request = (messages: ScoreRequest['messages']): ScoreRequest => ({
     messages,
-    rules,
-    thresholds: basic,
-    mode: basic.mode,
-    scanners_config: basic.scanners_config,
+    ...basic,
     reasoning_mode: 'off',
   });
   // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
@@ -165,7 +157,7 @@ async function main(): Promise<void> {
       ? `${texts.length} texts from ${file}, mean ${(kb * 1024).toFixed(0)} bytes`
       : `500 generated 1 KB texts (${ordinary ? 'ordinary requests' : 'word salad'})`,
   );
-  for (const bench of benchCases()) {
+  for (const bench of await benchCases()) {
     if (only !== undefined && !bench.name.includes(only)) continue;
     for (let i = 0; i < 300; i++) await bench.run(texts[i % texts.length] ?? '');
     const samples: number[] = [];

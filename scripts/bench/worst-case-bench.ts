@@ -22,7 +22,7 @@ import {
   type ScoreRequest,
   type ScoreResult,
 } from '@guard/scoring';
-import { PRESET_POLICIES } from '@guard/domain';
+import { presetScoreFields } from '@guard/testing/score-request';
 import { seeded } from '@guard/testing/seeded';
 
 const KB = 1000;
@@ -130,19 +130,11 @@ async function main(): Promise<void> {
     throw new Error(`bad --encoder "${encoderArg}" (off, cascade or all)`);
   const check = args.includes('--check');
   const sizes = parseSizes(args);
-  const basic = PRESET_POLICIES[0];
-  if (!basic) throw new Error('no preset policies');
-  const rules = Object.entries(basic.rules).map(([name, description]) => ({
-    name,
-    description,
-    mode: 'block' as const,
-  }));
+  const preset = 'Basic Content Safety';
+  const basic = await presetScoreFields(preset);
   const request = (text: string): ScoreRequest => ({
     messages: [{ role: 'user', content: text }],
-    rules,
-    thresholds: basic,
-    mode: basic.mode,
-    scanners_config: basic.scanners_config,
+    ...basic,
     reasoning_mode: 'off',
   });
   const encoderMode = encoderArg as 'off' | 'cascade' | 'all' | undefined;
@@ -153,7 +145,7 @@ async function main(): Promise<void> {
     encoderMode ? engine.score(r) : engine.scoreSync(r);
 
   console.log(
-    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${basic.name}", user message.`,
+    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${preset}", user message.`,
   );
   console.log(
     `node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}; 1 KB = ${KB} characters; median of ${sizes.map(samplesFor).join('/')} samples.\n`,

@@ -24,8 +24,8 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { PRESET_POLICIES } from '@guard/domain';
 import { createDefaultEngine, type ScoreMessage } from '@guard/scoring';
+import { presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from '../bench/ordinary-requests.mjs';
 
 const { values, positionals } = parseArgs({
@@ -47,13 +47,7 @@ if (!file) {
   );
   process.exit(2);
 }
-const policy = PRESET_POLICIES.find((p) => p.name === values.policy);
-if (!policy) throw new Error(`no preset named ${values.policy}`);
-const rules = Object.entries(policy.rules).map(([name, description]) => ({
-  name,
-  description,
-  mode: 'block' as const,
-}));
+const policy = await presetScoreFields(values.policy);
 const modelDir = values['model-dir'];
 const mode = values.encoder;
 if (mode !== 'off' && mode !== 'cascade' && mode !== 'all') {
@@ -115,10 +109,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   const t0 = performance.now();
   const r = await engine.score({
     messages: messagesFor(row),
-    rules,
-    thresholds: policy,
-    mode: policy.mode,
-    scanners_config: policy.scanners_config,
+    ...policy,
     reasoning_mode: 'off',
   });
   const ms = performance.now() - t0;
@@ -140,7 +131,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
 const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart(6);
 console.log(
-  `policy: ${policy.name}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak decided by the encoder`,
+  `policy: ${values.policy}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak decided by the encoder`,
 );
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())

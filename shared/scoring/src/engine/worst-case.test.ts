@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PRESET_POLICIES } from '@guard/domain';
+import { presetScoreFields } from '@guard/testing/score-request';
 import { createLocalEngine } from './local-engine.js';
 import { createMlDetectors } from '../ml/ml-detectors.js';
 import type { ScoreMessage, ScoreRequest, ScoreRule } from '../engine-types.js';
@@ -12,11 +12,7 @@ const SMALL = 10_000;
 const BIG_LIMIT_MS = 2000;
 
 // The rules of the preset "Basic Content Safety", as the monitor endpoint applies it.
-const BASIC: ScoreRule[] = Object.entries(PRESET_POLICIES[0]!.rules).map(([name, description]) => ({
-  name,
-  description,
-  mode: 'block' as const,
-}));
+const BASIC: ScoreRule[] = (await presetScoreFields('Basic Content Safety')).rules;
 
 const THRESHOLDS = {
   pre_violation_threshold: 0.5,
