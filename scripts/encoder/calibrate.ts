@@ -13,20 +13,36 @@
  *     maps to the default policy threshold 0.3 (the static head's rule, train_detectors.py);
  *   - the cascade's routing point: the static score reached by the top ROUTE_SHARE (20%) of those
  *     benign prompts. 20% was fixed from the held-out simulation (README.md, "Cascade"), before
- *     this model existed.
+ *     this model existed;
+ *   - the operating point of long inputs, which the engine reads in parts (windows; apply-encoder.ts
+ *     `encoderReads`) and scores by the highest part: the same scaling with its own offset, so that
+ *     1% of the parts of LONG_TEXTS prompts joined from those benign prompts (LONG_MIN..LONG_MAX
+ *     characters, fixed seed) reach the threshold, the budget of a prompt applied to each part.
+ *     A window of several ordinary requests scores higher than one request, so the prompts' own
+ *     point flags about 30% of these long prompts; holding each part to 1% flags about 4% of them
+ *     (4.5 parts each). Holding the whole prompt to 1% instead (its highest part) needed a point so
+ *     strict that jailbreaks padded with ordinary requests were missed (44% caught on the
+ *     validation sample wrapped in 2 x 300 characters, against 97% before).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import { encoderReads } from '../../shared/scoring/src/engine/apply-encoder.js';
+import { MAX_SEGMENT_CHARS } from '../../shared/scoring/src/ml/features.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import type { EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
+import { loadTokenizerResources } from '../../shared/scoring/src/ml/ml-model.js';
+import { seeded } from '../../shared/testing/src/seeded.js';
 
 const ROUTE_SHARE = 0.2;
 const BUDGET = 0.01;
 const TARGET = 0.3;
+const LONG_TEXTS = 2000;
+const LONG_MIN = 500;
+const LONG_MAX = 4000;
 // Abusive-language contrast sets and template refusals are not ordinary traffic (the same list
 // as train_detectors.py's calibration: scripts/train/not-budgeted.json).
 const NOT_BUDGETED = new Set<string>(
@@ -79,13 +95,10 @@ const thresholds = {
   post_violation_jb_threshold: TARGET,
 };
 
-const stat: number[] = [];
-const logit: number[] = [];
-const t0 = performance.now();
-for (const [i, r] of rows.entries()) {
-  const an = analyseRequest(
+const analyse = (text: string) =>
+  analyseRequest(
     {
-      messages: [{ role: 'user', content: r.text }],
+      messages: [{ role: 'user', content: text }],
       rules: [],
       thresholds,
       mode: 'content_moderation',
@@ -94,14 +107,22 @@ for (const [i, r] of rows.entries()) {
     },
     deps,
   );
+const logitOf = (probs: readonly number[] | undefined): number => {
+  const p = Math.min(1 - 1e-7, Math.max(1e-7, probs?.[0] ?? 0));
+  return Math.log(p / (1 - p));
+};
+
+const stat: number[] = [];
+const logit: number[] = [];
+const t0 = performance.now();
+for (const [i, r] of rows.entries()) {
+  const an = analyse(r.text);
   stat.push(an.staticJailbreak.score);
   const [out] = await encoder.encode([{ role: 'prompt', text: an.jailbreakInput }]);
-  const p = Math.min(1 - 1e-7, Math.max(1e-7, out?.probs[0] ?? 0));
-  logit.push(Math.log(p / (1 - p)));
+  logit.push(logitOf(out?.probs));
   if ((i + 1) % 2000 === 0)
     console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
 }
-await encoder.close();
 
 /** Platt scaling: logistic regression of y on z (Newton steps on a and b). */
 function fitPlatt(z: number[], y: number[]): { a: number; b: number } {
@@ -139,6 +160,8 @@ const quantile = (xs: number[], q: number): number => {
   const s = [...xs].sort((x, y) => x - y);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
 };
+const share = (idx: number[], f: (i: number) => boolean) =>
+  idx.length ? idx.filter(f).length / idx.length : 0;
 const y = rows.map((r) => r.targets[0] ?? 0);
 const { a, b } = fitPlatt(logit, y);
 const benign = rows.flatMap((r, i) =>
@@ -154,10 +177,76 @@ const routeAbove = quantile(
   1 - ROUTE_SHARE,
 );
 
+// Long inputs, read in parts as the engine reads them: the logits of each part.
+const { tokenizer } = loadTokenizerResources();
+const readsStage = { manifest: base, countTokens: (t: string) => tokenizer.encode(t).length };
+async function partLogits(text: string): Promise<number[] | null> {
+  const reads = encoderReads(analyse(text), readsStage);
+  if (!reads.inParts) return null;
+  const out = await encoder.encode(reads.texts.map((t) => ({ role: 'prompt' as const, text: t })));
+  return out.map((o) => logitOf(o.probs));
+}
+async function readInParts(texts: string[]): Promise<number[][]> {
+  const out: number[][] = [];
+  for (const t of texts) {
+    const zs = await partLogits(t);
+    if (zs) out.push(zs);
+  }
+  return out;
+}
+const next = seeded(20261126);
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T;
+const ordinary = benign
+  .map((i) => rows[i]?.text.trim() ?? '')
+  .filter((t) => t.length >= 15 && t.length <= 400);
+/** Ordinary calibration prompts joined until the text is `chars` long, `middle` among them. */
+function joined(chars: number, middle?: string): string {
+  const parts: string[] = [];
+  for (let n = 0; n < chars;) {
+    const t = pick(ordinary);
+    parts.push(t);
+    n += t.length + 1;
+  }
+  if (middle) parts.splice(Math.floor(parts.length / 2), 0, middle);
+  return parts.reduce((text, t) => text + pick([' ', '\n', '\n\n']) + t);
+}
+const long = {
+  benign: await readInParts(
+    Array.from({ length: LONG_TEXTS }, () => joined(LONG_MIN + next() * (LONG_MAX - LONG_MIN))),
+  ),
+  // On the calibration split itself (not fitted on; not a quality claim either): jailbreak
+  // prompts long enough to be read in parts, and jailbreaks between two runs of ordinary ones.
+  jailbreak: await readInParts(
+    rows.flatMap((r, i) => (y[i] === 1 && r.text.length > MAX_SEGMENT_CHARS ? [r.text] : [])),
+  ),
+  wrapped: await readInParts(
+    rows.flatMap((r, i) => (y[i] === 1 && r.text.length <= 2000 ? [joined(600, r.text)] : [])),
+  ),
+};
+// The point: each part of the long benign prompts held to the prompts' budget.
+const zParts = quantile(
+  long.benign.flat().map((z) => a * z + b),
+  1 - BUDGET,
+);
+const partsShift = Math.log(TARGET / (1 - TARGET)) - zParts;
+/** Share of texts whose highest part reaches the policy threshold with offset `off`. */
+const flagged = (texts: number[][], off: number) =>
+  texts.filter((zs) => a * Math.max(...zs) + b + off >= Math.log(TARGET / (1 - TARGET))).length /
+  Math.max(1, texts.length);
+const longReport = Object.fromEntries(
+  Object.entries(long).map(([k, texts]) => [
+    `long_${k}`,
+    {
+      texts: texts.length,
+      parts: texts.flat().length,
+      flagged_prompt_point: flagged(texts, shift),
+      flagged_parts_point: flagged(texts, partsShift),
+    },
+  ]),
+);
+
 const positives = rows.flatMap((r, i) => (y[i] === 1 ? [i] : []));
 const calibrated = (i: number) => 1 / (1 + Math.exp(-(a * (logit[i] ?? 0) + b + shift)));
-const share = (idx: number[], f: (i: number) => boolean) =>
-  idx.length ? idx.filter(f).length / idx.length : 0;
 const routed = (i: number) => (stat[i] ?? 0) >= routeAbove;
 const report = {
   calibration_prompts: rows.length,
@@ -172,6 +261,7 @@ const report = {
     positives,
     (i) => (routed(i) ? calibrated(i) : (stat[i] ?? 0)) >= TARGET,
   ),
+  ...longReport,
   calib_benign_flagged_cascade: share(
     benign,
     (i) => (routed(i) ? calibrated(i) : (stat[i] ?? 0)) >= TARGET,
@@ -181,6 +271,7 @@ const report = {
 const manifest: EncoderManifest = {
   ...base,
   jailbreak: { a, b: b + shift },
+  jailbreak_parts: { a, b: b + partsShift },
   route_above: routeAbove,
   provenance: { ...(readTrainInfo() ?? {}), calibration: report },
 };

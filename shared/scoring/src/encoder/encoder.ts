@@ -46,6 +46,13 @@ export interface EncoderManifest {
    * threshold (0.3): `sigmoid(a * logit(p) + b)`.
    */
   jailbreak: { a: number; b: number };
+  /**
+   * The same scaling for the parts of a long input (windows), whose highest score decides: its
+   * offset makes that highest part flag 1% of long ordinary calibration prompts, where the
+   * prompts' own point would flag many more (each part is another chance of a false positive).
+   * Absent from manifests made before it: `jailbreak` applies.
+   */
+  jailbreak_parts?: { a: number; b: number };
   /** Cascade: inputs whose static jailbreak score is at least this go to the encoder. */
   route_above: number;
   /** How the manifest was made (for the docs): rows, seconds, shares. */
@@ -60,10 +67,18 @@ export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderM
   return JSON.parse(readFileSync(path.join(dir, 'encoder.json'), 'utf8')) as EncoderManifest;
 }
 
-/** The encoder's calibrated jailbreak score, on the same scale as the static detector's. */
-export function calibratedJailbreak(manifest: EncoderManifest, out: EncoderOutput): number {
+/**
+ * The encoder's calibrated jailbreak score, on the same scale as the static detector's; `part`:
+ * of one part of a long input read in parts (`jailbreak_parts`).
+ */
+export function calibratedJailbreak(
+  manifest: EncoderManifest,
+  out: EncoderOutput,
+  part = false,
+): number {
   const k = manifest.heads.indexOf('jailbreak');
   const p = Math.min(1 - 1e-7, Math.max(1e-7, out.probs[k] ?? 0));
-  const z = manifest.jailbreak.a * Math.log(p / (1 - p)) + manifest.jailbreak.b;
+  const { a, b } = (part && manifest.jailbreak_parts) || manifest.jailbreak;
+  const z = a * Math.log(p / (1 - p)) + b;
   return 1 / (1 + Math.exp(-z));
 }

@@ -185,6 +185,20 @@ describe('jailbreak encoder stage: long inputs', () => {
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
   });
 
+  it('scores the parts of a long input at the operating point of long inputs (jailbreak_parts)', async () => {
+    const manifest: EncoderManifest = { ...MANIFEST, jailbreak_parts: { a: 1, b: -4 } };
+    const enc = { ...cutEncoder(), manifest };
+    const long = await engine([], enc).score(
+      req(`${filler(12)} Now the attack begins. ${filler(12)}`),
+    );
+    const atParts = 1 / (1 + Math.exp(-(Math.log(0.9 / 0.1) - 4)));
+    expect(jb(long)).toBeCloseTo(atParts, 3);
+    expect(long.violation).toBeLessThan(0.3);
+    // a short input is read whole, at the prompts' point
+    const short = await engine([], enc).score(req('Could you wait? Now the attack begins.'));
+    expect(jb(short)).toBeCloseTo(0.9, 3);
+  });
+
   it('reads an input that fits one window as it is', async () => {
     const enc = cutEncoder();
     const text = filler(9); // 99 words, over 400 characters

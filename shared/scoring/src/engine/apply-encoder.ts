@@ -27,7 +27,15 @@ const PREFIX_TOKENS = 2;
 
 /** What the encoder reads of a request (`encoderReads`), and how. */
 export interface EncoderReads {
+  /** What is read of the input itself: the whole of it, or its parts (`inParts`). */
   texts: string[];
+  /** Payloads the normaliser decoded (base64, URL encoding, ...), each read whole. */
+  variants: string[];
+  /**
+   * The input is read in parts (windows, or its opening and end plus flagged segments): the
+   * highest part is scored at the operating point of long inputs (`jailbreak_parts`).
+   */
+  inParts: boolean;
   /** Windows the input was read in (1: as it is, or by its opening and end). */
   windows: number;
   /** Segments the static detector flagged, read besides the opening and end of a very long input. */
@@ -49,24 +57,31 @@ export function encoderReads(
   an: RequestAnalysis,
   stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
 ): EncoderReads {
-  const variants = an.jailbreakVariants;
-  const whole = { texts: [an.jailbreakInput, ...variants], windows: 1, flagged: 0, complete: true };
+  const whole = {
+    texts: [an.jailbreakInput],
+    variants: an.jailbreakVariants,
+    inParts: false,
+    windows: 1,
+    flagged: 0,
+    complete: true,
+  };
   const sj = an.staticJailbreak;
   if (an.jailbreakInput.length <= MAX_SEGMENT_CHARS || sj.variant !== 'text') return whole;
+  const long = { ...whole, inParts: true };
   const text = an.userAn.norm.canonical;
   const budget = stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS;
   const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
   const windows = packWindows(text, fit(segmentText(text)), budget);
-  if (windows) return { ...whole, texts: [...windows, ...variants], windows: windows.length };
+  if (windows) return { ...long, texts: windows, windows: windows.length };
   const flagged: Piece[] = [];
   for (const p of fit(sj.spans)) {
     // Lazy: a long text can have hundreds of flagged segments; one past the limit is enough.
-    if (flagged.length === MAX_WINDOWS) return { ...whole, complete: false };
+    if (flagged.length === MAX_WINDOWS) return { ...long, complete: false };
     flagged.push(p);
   }
   return {
-    ...whole,
-    texts: [...whole.texts, ...flagged.map((p) => text.slice(p.start, p.end))],
+    ...long,
+    texts: [an.jailbreakInput, ...flagged.map((p) => text.slice(p.start, p.end))],
     flagged: flagged.length,
   };
 }
@@ -166,10 +181,14 @@ export async function encoderJailbreak(
   let score: number;
   try {
     const encoder = await stage.encoder();
-    const items = reads.texts.map((text) => ({ role: 'prompt' as const, text }));
+    const items = [...reads.texts, ...reads.variants].map((text) => ({
+      role: 'prompt' as const,
+      text,
+    }));
     const out = await encoder.encode(items, signal);
     if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
-    score = Math.max(...out.map((o) => calibratedJailbreak(encoder.manifest, o)));
+    const part = (i: number) => reads.inParts && i < reads.texts.length;
+    score = Math.max(...out.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
   } catch (e) {
     if (signal?.aborted) throw e;
