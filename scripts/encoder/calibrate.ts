@@ -40,6 +40,7 @@ import { seeded } from '../../shared/testing/src/seeded.js';
 const ROUTE_SHARE = 0.2;
 const BUDGET = 0.01;
 const TARGET = 0.3;
+const Z_TARGET = Math.log(TARGET / (1 - TARGET));
 const LONG_TEXTS = 2000;
 const LONG_MIN = 500;
 const LONG_MAX = 4000;
@@ -171,7 +172,7 @@ const zOp = quantile(
   benign.map((i) => a * (logit[i] ?? 0) + b),
   1 - BUDGET,
 );
-const shift = Math.log(TARGET / (1 - TARGET)) - zOp;
+const shift = Z_TARGET - zOp;
 const routeAbove = quantile(
   benign.map((i) => stat[i] ?? 0),
   1 - ROUTE_SHARE,
@@ -223,15 +224,16 @@ const long = {
     rows.flatMap((r, i) => (y[i] === 1 && r.text.length <= 2000 ? [joined(600, r.text)] : [])),
   ),
 };
+await encoder.close();
 // The point: each part of the long benign prompts held to the prompts' budget.
 const zParts = quantile(
   long.benign.flat().map((z) => a * z + b),
   1 - BUDGET,
 );
-const partsShift = Math.log(TARGET / (1 - TARGET)) - zParts;
+const partsShift = Z_TARGET - zParts;
 /** Share of texts whose highest part reaches the policy threshold with offset `off`. */
 const flagged = (texts: number[][], off: number) =>
-  texts.filter((zs) => a * Math.max(...zs) + b + off >= Math.log(TARGET / (1 - TARGET))).length /
+  texts.filter((zs) => a * Math.max(...zs) + b + off >= Z_TARGET).length /
   Math.max(1, texts.length);
 const longReport = Object.fromEntries(
   Object.entries(long).map(([k, texts]) => [

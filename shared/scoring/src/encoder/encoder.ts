@@ -48,8 +48,8 @@ export interface EncoderManifest {
   jailbreak: { a: number; b: number };
   /**
    * The same scaling for the parts of a long input (windows), whose highest score decides: its
-   * offset makes that highest part flag 1% of long ordinary calibration prompts, where the
-   * prompts' own point would flag many more (each part is another chance of a false positive).
+   * offset makes 1% of the parts of long ordinary calibration prompts reach the threshold, the
+   * budget of one prompt held per part (a window of several requests scores higher than one).
    * Absent from manifests made before it: `jailbreak` applies.
    */
   jailbreak_parts?: { a: number; b: number };
