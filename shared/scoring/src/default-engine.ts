@@ -22,6 +22,7 @@ import { createEncoderPool, encoderPoolAvailable } from './encoder/encoder-pool.
 import { createOnnxEncoder } from './encoder/onnx-encoder.js';
 import { createMlDetectors } from './ml/index.js';
 import { loadTokenizerResources } from './ml/ml-model.js';
+import type { WordPieceTokenizer } from './ml/wordpiece.js';
 
 export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detectors' | 'encoder'> {
   /** Load weights from here instead of the committed model directory. */
@@ -55,11 +56,14 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
     return { stage: undefined, close: async () => undefined };
   const manifest = loadEncoderManifest(dir);
   let loading: Promise<Encoder> | null = null;
+  // Bound on first use: the shared loader resolves its directory on every call (~1.6 µs), and a
+  // long input is counted segment by segment.
+  let tokenizer: WordPieceTokenizer | undefined;
   return {
     stage: {
       defaultMode: options?.mode ?? 'cascade',
       manifest,
-      countTokens: (text) => loadTokenizerResources().tokenizer.encode(text).length,
+      countTokens: (text) => (tokenizer ??= loadTokenizerResources().tokenizer).encode(text).length,
       encoder: () =>
         (loading ??=
           isMainThread && encoderPoolAvailable()
