@@ -47,10 +47,31 @@ export async function benchCases(): Promise<BenchCase[]> {
       },
     };
   };
+  // Three custom rules no detector answers: the cascade also reads every text for their meaning.
+  const custom = createDefaultEngine({ encoder: { mode: 'cascade' } });
+  const topicRules = [
+    ['no alarms', 'Do not set, list or remove alarms.'],
+    ['no cooking', 'No recipes or cooking instructions.'],
+    ['no weather', 'Do not answer questions about the weather or forecasts.'],
+  ].map(([name, description]) => ({
+    name: name!,
+    description: description!,
+    mode: 'block' as const,
+  }));
   return [
     withEncoder('off'),
     withEncoder('cascade'),
     withEncoder('all'),
+    {
+      name: 'engine + encoder cascade, Basic Content Safety + 3 custom rules by meaning',
+      run: async (t) => {
+        const r = await custom.score({
+          ...request([{ role: 'user', content: t }]),
+          rules: [...basic.rules, ...topicRules],
+        });
+        return (r.scanner_output.jailbreak as { detector?: string }).detector === 'encoder';
+      },
+    },
     {
       name: 'full local engine, Basic Content Safety (user text)',
       run: (t) => {

@@ -176,7 +176,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'train'
     NOT_ORDINARY = set(json.load(_f)['sources'])
 
 
-def joined_rows(rows, n, rng):
+def joined_rows(rows, n, rng, middle=False):
     """Prompts made of several requests, from the build's own prompts (family synthetic:joined).
 
     Ordinary training prompts are short (median 49 characters, 38 of 110k over 600) while
@@ -207,7 +207,16 @@ def joined_rows(rows, n, rng):
                     'targets': rng.choice(pools['benign'])['targets']})
     for _ in range(n // 2):
         j = rng.choice(pools['jailbreak'])
-        parts = [j['text'].strip(), *texts(rng.randint(1, 6))] if rng.random() < 0.5 else [*texts(rng.randint(1, 2)), j['text'].strip()]
+        if middle and rng.random() < 1 / 3:
+            # between requests, as in a window of a long input: at most ~300 characters before it
+            before = texts(rng.randint(1, 2))
+            while sum(len(t) for t in before) > 300 and len(before) > 1:
+                before.pop()
+            parts = [*before, j['text'].strip(), *texts(rng.randint(1, 4))]
+        elif rng.random() < 0.5:
+            parts = [j['text'].strip(), *texts(rng.randint(1, 6))]
+        else:
+            parts = [*texts(rng.randint(1, 2)), j['text'].strip()]
         out.append({'text': sep().join(parts), 'source': 'synthetic:joined', 'label': 'jailbreak', 'role': 'prompt',
                     'targets': j['targets']})
     for _ in range(n // 2):
@@ -224,7 +233,7 @@ def training_rows(a, rng):
     texts = read_rows(a.texts, a.split)  # read once for both
     rows, counts = sample(texts, a.per_source, rng)
     if a.joined:
-        extra = joined_rows(texts, a.joined, rng)
+        extra = joined_rows(texts, a.joined, rng, a.joined_middle)
         counts['synthetic:joined'] = len(extra)
         rows += extra
         rng.shuffle(rows)
@@ -323,9 +332,10 @@ def score(a):
     print(f'{len(rows)} rows scored in {time.time() - t0:.0f}s')
 
 
-def predict_onnx(path, enc):
-    """Head probabilities from an exported ONNX file, one row at a time on one thread (as served:
-    dynamic int8 quantisation scales activations per call, so batching would change the scores)."""
+def predict_onnx(path, enc, output='probs'):
+    """Head probabilities (or `output`) from an exported ONNX file, one row at a time on one thread
+    (as served: dynamic int8 quantisation scales activations per call, so batching would change
+    the scores)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -335,7 +345,7 @@ def predict_onnx(path, enc):
     out = []
     for e in enc:
         ids = np.array([e], dtype=np.int64)
-        out.append(sess.run(None, {'input_ids': ids, 'attention_mask': np.ones_like(ids)})[0][0])
+        out.append(sess.run([output], {'input_ids': ids, 'attention_mask': np.ones_like(ids)})[0][0])
     return out
 
 
@@ -350,25 +360,71 @@ def score_onnx(a):
             g.write(score_line(p))
 
 
-def export_model(model, out):
-    """ONNX (opset 17, dynamic batch and length) with sigmoid outputs, plus an int8 copy."""
+# Ridge penalty chosen on clinc150's validation split (topic rules, similarity AUC; flat from
+# 0.01 to 0.03, lower from 0.1 on); hwu64, where it is reported, played no part.
+MEANING_ROWS, MEANING_RIDGE = 6000, 0.03
+
+
+def meaning_map(int8_path, base, texts_path):
+    """A linear map from the served model's embedding to the base model's own sentence embedding,
+    fitted by ridge regression on MEANING_ROWS texts of the train split (fixed seed).
+
+    Fine-tuning for the heads bends the pooled vector away from meaning: a request and the custom
+    rule of its topic score a similarity AUC of ~0.55 with it (docs/detection-quality.md, "Custom
+    rules by meaning"). The meaning is still in it, and this map gives it back without touching
+    the heads (`probs` unchanged). Fitted on the int8 model's own output (`int8_path`, exported
+    without a map), which is what the map reads when served: fitted on float32 vectors it loses
+    ~5 points of AUC to quantisation noise."""
+    rows = read_rows(texts_path, 'train')
+    random.Random(SEED).shuffle(rows)
+    rows = rows[:MEANING_ROWS]
+    tok = Tok('minilm', base)
+    import numpy as np
+
+    x = torch.from_numpy(np.stack(predict_onnx(int8_path, [tok.encode(r['role'], r['text']) for r in rows], 'embedding'))).double()
+    ref = BertModel.from_pretrained(base, add_pooling_layer=False).eval()
+    plain = [[tok.cls] + tok.split(r['text'][:4000])[: HEAD_TOK + TAIL_TOK] + [tok.sep] for r in rows]
+    ys = []
+    with torch.no_grad():
+        for lo in range(0, len(plain), 64):
+            idx = list(range(lo, min(lo + 64, len(plain))))
+            ids, mask = pad(plain, idx)
+            h = ref(input_ids=ids, attention_mask=mask).last_hidden_state
+            m = mask.unsqueeze(-1).float()
+            ys.append(torch.nn.functional.normalize((h * m).sum(1) / m.sum(1), dim=-1))
+    y = torch.cat(ys).double()
+    x = torch.cat([x, torch.ones(len(x), 1, dtype=torch.float64)], 1)
+    w = torch.linalg.solve(x.T @ x + MEANING_RIDGE * torch.eye(x.shape[1], dtype=torch.float64), x.T @ y)
+    fit = torch.nn.functional.cosine_similarity(x @ w, y).mean().item()
+    print(f'meaning map: {len(rows)} texts, mean cosine to the base embedding {fit:.3f}', flush=True)
+    lin = torch.nn.Linear(x.shape[1] - 1, y.shape[1])
+    lin.weight.data = w[:-1].T.float().contiguous()
+    lin.bias.data = w[-1].float().contiguous()
+    return lin, {'rows': len(rows), 'ridge': MEANING_RIDGE, 'mean_cosine_to_base': round(fit, 4)}
+
+
+def export_model(model, out, meaning=None):
+    """ONNX (opset 17, dynamic batch and length) with sigmoid outputs, plus an int8 copy. `embedding`:
+    the normalised pooled vector, through `meaning` (meaning_map(); not quantised) when given."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     class Probs(torch.nn.Module):
-        def __init__(self, m):
+        def __init__(self, m, meaning):
             super().__init__()
             self.m = m
+            self.meaning = meaning if meaning is not None else torch.nn.Identity()
 
         def forward(self, input_ids, attention_mask):
             e = self.m.pooled(input_ids, attention_mask)
-            return torch.sigmoid(self.m.heads(e)), torch.nn.functional.normalize(e, dim=-1)
+            emb = torch.nn.functional.normalize(self.meaning(torch.nn.functional.normalize(e, dim=-1)), dim=-1)
+            return torch.sigmoid(self.m.heads(e)), emb
 
     ids = torch.ones((1, 16), dtype=torch.long)
     fp32 = os.path.join(out, 'model.onnx')
     # dynamo=False: the TorchScript exporter, the default of torch 2.5 (requirements-finetune.txt);
     # newer torch defaults to the dynamo exporter, which reads dynamic_axes differently.
     torch.onnx.export(
-        Probs(model.cpu().eval()), (ids, torch.ones_like(ids)), fp32, opset_version=17,
+        Probs(model.cpu().eval(), meaning), (ids, torch.ones_like(ids)), fp32, opset_version=17,
         input_names=['input_ids', 'attention_mask'], output_names=['probs', 'embedding'],
         dynamic_axes={'input_ids': {0: 'b', 1: 't'}, 'attention_mask': {0: 'b', 1: 't'}, 'probs': {0: 'b'},
                       'embedding': {0: 'b'}}, dynamo=False,
@@ -378,7 +434,15 @@ def export_model(model, out):
 
 
 def export(a):
-    export_model(load_trained(a), a.model)
+    """The model as served; with --texts, exported twice: without the meaning map (its int8 output
+    is what the map is fitted on), then with it (the quantised backbone is the same both times)."""
+    model = load_trained(a)
+    export_model(model, a.model)
+    if a.texts and a.arch == 'minilm':
+        meaning, info = meaning_map(os.path.join(a.model, 'model.int8.onnx'), a.base, a.texts)
+        with open(os.path.join(a.model, 'meaning.json'), 'w') as f:
+            json.dump(info, f)
+        export_model(model, a.model, meaning)
 
 
 if __name__ == '__main__':
@@ -395,6 +459,8 @@ if __name__ == '__main__':
     ap.add_argument('--joined', type=int, default=0,
                     help='add this many prompts made of several benign requests (and half as many with a jailbreak, '
                          'half with a harmful request, among them): joined_rows()')
+    ap.add_argument('--joined-middle', action='store_true',
+                    help='a third of the joined jailbreak prompts have it between requests (else first or last)')
     ap.add_argument('--split', help="train on rows of this split only (the product model: 'train', so calib sets thresholds)")
     ap.add_argument('--epochs', type=int, default=RECIPE['epochs'])
     ap.add_argument('--batch', type=int, default=RECIPE['batch'])

@@ -5,8 +5,11 @@
 #      splits and templates as `npm run train`
 #   3. fine-tuning on a source-balanced sample of the build's *train* split plus prompts made of
 #      several of its requests (finetune.py --joined; fixed seed, 1 epoch: about 25 min on 2
-#      cores), export to ONNX, int8 dynamic quantisation
-#   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts)
+#      cores), export to ONNX with the map that gives the embedding output its meaning back
+#      (finetune.py meaning_map: ridge fit to the base model's embeddings, ~4 min), int8 dynamic
+#      quantisation
+#   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts), and
+#      the point of custom rules by meaning on clinc150's validation split (calibrate-rules.ts)
 #   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/ ($GUARD_ENCODER_DEST
 #      to write them elsewhere, e.g. to compare a retrained model with the shipped one)
 # Retraining the static detectors moves the cascade's routing point: run this again after
@@ -26,8 +29,9 @@ GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import t
 "$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
   --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}" \
   --joined "${FT_JOINED:-3000}"
-"$PY" "$HERE/finetune.py" export --model "$OUT" --base "$BASE"
+"$PY" "$HERE/finetune.py" export --model "$OUT" --base "$BASE" --texts "$BUILD/train-texts.jsonl"
 node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
+node --conditions=source --import tsx "$HERE/calibrate-rules.ts" "$OUT"
 mkdir -p "$DEST"
 cp "$OUT/model.int8.onnx" "$OUT/encoder.json" "$DEST/"
 echo "wrote $DEST/model.int8.onnx and $DEST/encoder.json in ${SECONDS}s"

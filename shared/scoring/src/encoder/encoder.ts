@@ -55,6 +55,12 @@ export interface EncoderManifest {
   jailbreak_parts?: { a: number; b: number };
   /** Cascade: inputs whose static jailbreak score is at least this go to the encoder. */
   route_above: number;
+  /**
+   * Custom rules by meaning (`ruleMeaningScore`): the cosine of a text's and a rule's embedding
+   * scored 0.5 (`at`: 1% of calibration requests reach it with a rule of another topic, any of
+   * ten) and 0.3 (`low`: 5% of them). Absent: rules are not scored by meaning.
+   */
+  rule_meaning?: { at: number; low: number };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;
 }
@@ -81,4 +87,23 @@ export function calibratedJailbreak(
   const { a, b } = (part && manifest.jailbreak_parts) || manifest.jailbreak;
   const z = a * Math.log(p / (1 - p)) + b;
   return 1 / (1 + Math.exp(-z));
+}
+
+const LOGIT_03 = Math.log(0.3 / 0.7);
+
+/**
+ * A custom rule's score from the cosine similarity of the text's and the rule's embeddings: 0.5
+ * at `rule_meaning.at`, 0.3 at `rule_meaning.low`, logistic in between and beyond.
+ */
+export function ruleMeaningScore(point: { at: number; low: number }, cosine: number): number {
+  const z = ((cosine - point.at) / Math.max(1e-6, point.at - point.low)) * -LOGIT_03;
+  return 1 / (1 + Math.exp(-z));
+}
+
+/** Cosine similarity of two L2-normalised embeddings. */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) s += (a[i] as number) * (b[i] as number);
+  return s;
 }

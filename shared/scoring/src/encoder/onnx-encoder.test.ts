@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDefaultEngine } from '../default-engine.js';
 import { userTextRequest } from '../testing/requests.js';
-import { calibratedJailbreak, loadEncoderManifest } from './encoder.js';
+import type { RuleScore } from '../engine-types.js';
+import { calibratedJailbreak, cosine, loadEncoderManifest } from './encoder.js';
 import { createOnnxEncoder } from './onnx-encoder.js';
 
 // The shipped encoder (models/encoder) as the engine runs it. The golden file holds texts scored
@@ -42,6 +43,50 @@ describe('shipped encoder', () => {
     expect(a!.embedding).toHaveLength(loadEncoderManifest().dims);
     expect(dot(a!.embedding, a!.embedding)).toBeCloseTo(1, 4);
     expect(dot(a!.embedding, b!.embedding)).toBeGreaterThan(dot(a!.embedding, c!.embedding));
+  });
+
+  it('its embedding places a request nearer the custom rule it breaks than other rules', async () => {
+    const rules = [
+      'Do not set, list or remove alarms.',
+      'No recipes or cooking instructions.',
+      'Do not answer questions about the weather or forecasts.',
+      'No reading, writing or sending emails.',
+    ];
+    const requests = [
+      'wake me up at seven tomorrow morning',
+      'how long should I roast a chicken at 200 degrees?',
+      'will I need an umbrella this afternoon',
+      'write an email to john',
+    ];
+    const r = await encoder.encode(rules.map((text) => ({ role: 'prompt' as const, text })));
+    const q = await encoder.encode(requests.map((text) => ({ role: 'prompt' as const, text })));
+    q.forEach((e, i) => {
+      const sims = r.map((x) => cosine(e.embedding, x.embedding));
+      expect(sims.indexOf(Math.max(...sims))).toBe(i);
+    });
+  });
+
+  it('the default engine scores an unmapped custom rule by meaning', async () => {
+    const engine = createDefaultEngine({ encoder: { mode: 'cascade' } });
+    const rules = [
+      {
+        name: 'no alarms',
+        description: 'Do not set, list or remove alarms.',
+        mode: 'block' as const,
+      },
+    ];
+    const score = async (text: string) => {
+      const r = await engine.score({ ...req(text), rules });
+      return (r.scanner_output.rules as RuleScore[])[0]!;
+    };
+    expect(await score('set an alarm for 6 am')).toMatchObject({
+      source: 'meaning',
+      violated: true,
+    });
+    expect(await score('What is the capital of Australia?')).toMatchObject({ violated: false });
+    const off = await engine.score({ ...req('set an alarm for 6 am', { encoder: 'off' }), rules });
+    expect((off.scanner_output.rules as RuleScore[])[0]!.source).not.toBe('meaning');
+    await engine.close();
   });
 
   it('scores a persona jailbreak above the policy threshold and a plain question below it', async () => {

@@ -3,13 +3,19 @@
  * rest (or every input, in mode `all`) are read by the contextual encoder, whose calibrated score
  * replaces the static one. Measured on sources neither model was trained on, the encoder catches
  * far more scenario, fiction and human-written jailbreaks (docs/detection-quality.md).
+ * The same encoder's embeddings score the custom rules no detector answers by meaning
+ * (`encoderRuleMeaning`).
  */
 import {
   calibratedJailbreak,
+  cosine,
+  ruleMeaningScore,
   type Encoder,
   type EncoderManifest,
   type EncoderMode,
 } from '../encoder/encoder.js';
+import type { RulePlan } from '../router/rule-router.js';
+import { scoredByMeaning } from '../router/score-rule.js';
 import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
 import type { JailbreakStage, RequestAnalysis } from './evaluate-local.js';
 import { r3 } from './local-evaluation.js';
@@ -213,4 +219,54 @@ export async function encoderJailbreak(
       evidence: `jailbreak encoder ${r3(score)} (static detector ${r3(staticScore)}; ${why})`,
     },
   };
+}
+
+/** Rule embeddings of each stage, kept as long as the compiled policy holding the plan. */
+const ruleEmbeddings = new WeakMap<EncoderStage, WeakMap<RulePlan, Float32Array>>();
+
+/**
+ * Custom rules by meaning: for the policy's rules that no detector answers (`scoredByMeaning`),
+ * the score of the checked text's embedding against the rule's own (`ruleMeaningScore`), read in
+ * one encoder call with the rules not embedded yet. None when the encoder is off for the request,
+ * the manifest has no `rule_meaning` point, no rule qualifies or nothing is checked; a failing
+ * encoder returns the `note` to add instead. The text is read as the encoder reads any input: a
+ * long one by its opening and end.
+ */
+export async function encoderRuleMeaning(
+  an: RequestAnalysis,
+  stage: EncoderStage,
+  signal?: AbortSignal,
+): Promise<{ scores?: Map<RulePlan, number>; note?: string }> {
+  const point = stage.manifest.rule_meaning;
+  const mode = an.encoderMode ?? stage.defaultMode;
+  const text = an.checkedAn.joined;
+  if (!point || mode === 'off' || text.length === 0) return {};
+  const plans = an.policy.active.map((r) => r.plan).filter(scoredByMeaning);
+  if (plans.length === 0) return {};
+  let cache = ruleEmbeddings.get(stage);
+  if (!cache) ruleEmbeddings.set(stage, (cache = new WeakMap()));
+  const missing = plans.filter((p) => !cache.has(p));
+  try {
+    const encoder = await stage.encoder();
+    const out = await encoder.encode(
+      [
+        { role: an.parts.phase === 'input' ? 'prompt' : 'response', text },
+        ...missing.map((p) => ({ role: 'prompt' as const, text: p.description || p.name })),
+      ],
+      signal,
+    );
+    if (out.length !== missing.length + 1)
+      throw new Error('encoder answered for fewer texts than asked');
+    missing.forEach((p, i) => cache.set(p, out[i + 1]?.embedding as Float32Array));
+    const seen = out[0]?.embedding as Float32Array;
+    const scores = new Map<RulePlan, number>();
+    for (const p of plans)
+      scores.set(p, ruleMeaningScore(point, cosine(seen, cache.get(p) as Float32Array)));
+    return { scores };
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    return {
+      note: `rules by meaning unavailable (${e instanceof Error ? e.message : String(e)}): scored by their words`,
+    };
+  }
 }

@@ -3,6 +3,7 @@ import type { Detectors, HarmCategory, HarmOutput, Span } from '../detectors.js'
 import type { EncoderMode } from '../encoder/encoder.js';
 import type { ScoreRequest } from '../engine-types.js';
 import { scoreRule, type RuleContext } from '../router/score-rule.js';
+import type { RulePlan } from '../router/rule-router.js';
 import { harmCues } from '../router/harm-cues.js';
 import { TextView } from '../scanners/keyword-matcher.js';
 import { SAFE_REGEX_LIMITS, type RegexBudget } from '../scanners/safe-regex.js';
@@ -192,10 +193,15 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
 }
 
 /**
- * The verdicts on an analysed request: custom rules, the built-in jailbreak rule (on the encoder
- * stage's score when it gives one) and the scanners. Leaves `an` unchanged.
+ * The verdicts on an analysed request: custom rules (with their scores by meaning, when the
+ * encoder gave them), the built-in jailbreak rule (on the encoder stage's score when it gives one)
+ * and the scanners. Leaves `an` unchanged.
  */
-export function decide(an: RequestAnalysis, stage?: JailbreakStage): LocalEvaluation {
+export function decide(
+  an: RequestAnalysis,
+  stage?: JailbreakStage,
+  meaning?: ReadonlyMap<RulePlan, number>,
+): LocalEvaluation {
   const { request, profile, policy, parts, thresholds, userAn, checkedAn, harm, checkedHarm } = an;
   const { indirectScore, indirectSources, injection } = an;
   const { config } = policy;
@@ -242,6 +248,7 @@ export function decide(an: RequestAnalysis, stage?: JailbreakStage): LocalEvalua
     systemPromptStems: () =>
       (systemStems ??= new Set(contentStemsOf(new TextView(parts.systemPrompt).tokens))),
     regexBudget,
+    meaning: (plan) => meaning?.get(plan),
   };
 
   const rules = policy.active.map((r) => ({

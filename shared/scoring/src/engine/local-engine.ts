@@ -2,8 +2,9 @@
  * The scoring engine: normalisation, detectors, scanners and the rule router put together with
  * the semantics of spec/decisions.md, plus the judge for `hybrid` / `thinking`.
  *
- * `score` runs the jailbreak encoder stage when one is given (apply-encoder.ts); `scoreSync` is
- * the static-only path (no encoder, no judge, no promise) for benchmarks and tools.
+ * `score` runs the encoder stage when one is given (apply-encoder.ts: the jailbreak cascade, and
+ * custom rules by meaning); `scoreSync` is the static-only path (no encoder, no judge, no
+ * promise) for benchmarks and tools.
  */
 import type { Detectors } from '../detectors.js';
 import type { ScoreEngine, ScoreRequest, ScoreResult } from '../engine-types.js';
@@ -13,7 +14,7 @@ import {
   type JudgeConfig,
   type JudgeOutcome,
 } from '../judge/judge-client.js';
-import { encoderJailbreak, type EncoderStage } from './apply-encoder.js';
+import { encoderJailbreak, encoderRuleMeaning, type EncoderStage } from './apply-encoder.js';
 import { applyJudge, renderTranscript, selectForJudge } from './apply-judge.js';
 import { errorScoreResult } from './error-result.js';
 import {
@@ -91,9 +92,12 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       if (options.encoder) {
         // Analysed once; the encoder's score, when it gives one, goes into the decision.
         const an = analyseRequest(request, deps);
-        const enc = await encoderJailbreak(an, options.encoder, signal);
-        ev = decide(an, enc.stage);
-        if (enc.note) ev.notes.push(enc.note);
+        const [enc, meaning] = await Promise.all([
+          encoderJailbreak(an, options.encoder, signal),
+          encoderRuleMeaning(an, options.encoder, signal),
+        ]);
+        ev = decide(an, enc.stage, meaning.scores);
+        for (const note of [enc.note, meaning.note]) if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);
     } catch (e) {
       if (signal?.aborted) throw e;

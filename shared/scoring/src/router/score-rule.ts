@@ -40,6 +40,11 @@ export interface RuleContext {
   systemPromptStems(): ReadonlySet<string>;
   /** Steps left for the request's regexes (rule regexes and the regex scanner share it). */
   regexBudget?: RegexBudget;
+  /**
+   * A rule's score by meaning (the encoder's embeddings of the checked text and the rule), for the
+   * rules `scoredByMeaning`; undefined when the encoder did not read them (mode off, no encoder).
+   */
+  meaning?(plan: RulePlan): number | undefined;
 }
 
 export interface RuleEvaluation {
@@ -180,6 +185,31 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
       'topic',
       `off-topic for "${plan.topic.subject || 'the system prompt'}"`,
     );
+  if (scoredByMeaning(plan)) {
+    // Unmapped rules, and rules made only of phrases/regexes (paraphrases miss exact phrases),
+    // get a lexical signal, and one by meaning when the encoder read the text. Topic rules do
+    // not: mentioning the topic is what they allow.
+    const lex = lexicalScore(plan, ctx);
+    if (lex > 0) consider(lex, 'lexical', 'lexical relevance to the rule text (low confidence)');
+    const meaning = ctx.meaning?.(plan);
+    if (meaning !== undefined)
+      consider(meaning, 'meaning', 'close in meaning to the rule text (encoder; low confidence)');
+  }
+  if (source === 'lexical' || source === 'topic' || source === 'meaning') confidence = 'low';
+  return {
+    score: r2(Math.min(1, Math.max(0, score))),
+    source,
+    evidence,
+    confidence,
+    deterministic: r2(deterministic),
+  };
+}
+
+/**
+ * Rules that no detector or scanner answers and that are no topic constraint: scored by their
+ * words (lexical relevance) and, when the encoder reads the text, by meaning.
+ */
+export function scoredByMeaning(plan: RulePlan): boolean {
   const detectorMapped =
     plan.harm.length > 0 ||
     plan.jailbreak ||
@@ -189,20 +219,7 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
     plan.pii !== null ||
     plan.secrets ||
     plan.destructive;
-  if (!detectorMapped && !plan.topic) {
-    // Unmapped rules, and rules made only of phrases/regexes (paraphrases miss exact phrases),
-    // get a lexical signal. Topic rules do not: mentioning the topic is what they allow.
-    const lex = lexicalScore(plan, ctx);
-    if (lex > 0) consider(lex, 'lexical', 'lexical relevance to the rule text (low confidence)');
-  }
-  if (source === 'lexical' || source === 'topic') confidence = 'low';
-  return {
-    score: r2(Math.min(1, Math.max(0, score))),
-    source,
-    evidence,
-    confidence,
-    deterministic: r2(deterministic),
-  };
+  return !detectorMapped && !plan.topic;
 }
 
 function lexicalScore(plan: RulePlan, ctx: RuleContext): number {
