@@ -11,6 +11,7 @@ import {
   cosine,
   ruleMeaningScore,
   type Encoder,
+  type EncoderItem,
   type EncoderManifest,
   type EncoderMode,
 } from '../encoder/encoder.js';
@@ -167,13 +168,14 @@ export interface EncoderStage {
 /**
  * The encoder's jailbreak verdict on an analysed request (`stage`), or none when the static one
  * stands: mode off, no user input, a cascade input below the routing point, or a failing encoder,
- * which returns the `note` to add instead.
+ * which returns the `note` to add instead. `read`: the embeddings of what it read of the input
+ * (the whole of it or its parts), which custom rules by meaning reuse.
  */
 export async function encoderJailbreak(
   an: RequestAnalysis,
   stage: EncoderStage,
   signal?: AbortSignal,
-): Promise<{ stage?: JailbreakStage; note?: string }> {
+): Promise<{ stage?: JailbreakStage; note?: string; read?: Float32Array[] }> {
   const mode = an.encoderMode ?? stage.defaultMode;
   const staticScore = an.staticJailbreak.score;
   if (mode === 'off' || an.jailbreakInput.length === 0) return {};
@@ -185,6 +187,7 @@ export async function encoderJailbreak(
   const disguised = an.jailbreakVariants.length > 0;
   const reads = encoderReads(an, stage);
   let score: number;
+  let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
     const items = [...reads.texts, ...reads.variants].map((text) => ({
@@ -193,6 +196,7 @@ export async function encoderJailbreak(
     }));
     const out = await encoder.encode(items, signal);
     if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
+    read = out.slice(0, reads.texts.length).map((o) => o.embedding);
     const part = (i: number) => reads.inParts && i < reads.texts.length;
     score = Math.max(...out.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
@@ -218,6 +222,7 @@ export async function encoderJailbreak(
       score,
       evidence: `jailbreak encoder ${r3(score)} (static detector ${r3(staticScore)}; ${why})`,
     },
+    read,
   };
 }
 
@@ -226,16 +231,18 @@ const ruleEmbeddings = new WeakMap<EncoderStage, WeakMap<RulePlan, Float32Array>
 
 /**
  * Custom rules by meaning: for the policy's rules that no detector answers (`scoredByMeaning`),
- * the score of the checked text's embedding against the rule's own (`ruleMeaningScore`), read in
- * one encoder call with the rules not embedded yet. None when the encoder is off for the request,
- * the manifest has no `rule_meaning` point, no rule qualifies or nothing is checked; a failing
- * encoder returns the `note` to add instead. The text is read as the encoder reads any input: a
- * long one by its opening and end.
+ * the score of the checked text's embedding against the rule's own (`ruleMeaningScore`). `read`:
+ * the embeddings of the checked text the jailbreak stage already read (its windows, for a long
+ * input: the highest similarity counts); without them the text is read here, as the encoder reads
+ * any input (a long one by its opening and end), in one call with the rules not embedded yet.
+ * None when the encoder is off for the request, the manifest has no `rule_meaning` point, no rule
+ * qualifies or nothing is checked; a failing encoder returns the `note` to add instead.
  */
 export async function encoderRuleMeaning(
   an: RequestAnalysis,
   stage: EncoderStage,
   signal?: AbortSignal,
+  read?: readonly Float32Array[],
 ): Promise<{ scores?: Map<RulePlan, number>; note?: string }> {
   const point = stage.manifest.rule_meaning;
   const mode = an.encoderMode ?? stage.defaultMode;
@@ -247,21 +254,21 @@ export async function encoderRuleMeaning(
   if (!cache) ruleEmbeddings.set(stage, (cache = new WeakMap()));
   const missing = plans.filter((p) => !cache.has(p));
   try {
-    const encoder = await stage.encoder();
-    const out = await encoder.encode(
-      [
-        { role: an.parts.phase === 'input' ? 'prompt' : 'response', text },
-        ...missing.map((p) => ({ role: 'prompt' as const, text: p.description || p.name })),
-      ],
-      signal,
-    );
-    if (out.length !== missing.length + 1)
-      throw new Error('encoder answered for fewer texts than asked');
-    missing.forEach((p, i) => cache.set(p, out[i + 1]?.embedding as Float32Array));
-    const seen = out[0]?.embedding as Float32Array;
+    const items = [
+      ...(read?.length ? [] : [{ role: an.parts.phase === 'input' ? 'prompt' : 'response', text }]),
+      ...missing.map((p) => ({ role: 'prompt' as const, text: p.description || p.name })),
+    ] as EncoderItem[];
+    const out = items.length > 0 ? await (await stage.encoder()).encode(items, signal) : [];
+    if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
+    const own = read?.length ? 0 : 1;
+    missing.forEach((p, i) => cache.set(p, out[i + own]?.embedding as Float32Array));
+    const seen = read?.length ? read : [out[0]?.embedding as Float32Array];
     const scores = new Map<RulePlan, number>();
-    for (const p of plans)
-      scores.set(p, ruleMeaningScore(point, cosine(seen, cache.get(p) as Float32Array)));
+    for (const p of plans) {
+      const rule = cache.get(p) as Float32Array;
+      const best = Math.max(...seen.map((e) => cosine(e, rule)));
+      scores.set(p, ruleMeaningScore(point, best));
+    }
     return { scores };
   } catch (e) {
     if (signal?.aborted) throw e;

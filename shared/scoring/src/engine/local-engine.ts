@@ -92,10 +92,10 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       if (options.encoder) {
         // Analysed once; the encoder's score, when it gives one, goes into the decision.
         const an = analyseRequest(request, deps);
-        const [enc, meaning] = await Promise.all([
-          encoderJailbreak(an, options.encoder, signal),
-          encoderRuleMeaning(an, options.encoder, signal),
-        ]);
+        const enc = await encoderJailbreak(an, options.encoder, signal);
+        // On input, what the jailbreak stage read is the checked text: reused, not read again.
+        const read = an.parts.phase === 'input' ? enc.read : undefined;
+        const meaning = await encoderRuleMeaning(an, options.encoder, signal, read);
         ev = decide(an, enc.stage, meaning.scores);
         for (const note of [enc.note, meaning.note]) if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);

@@ -87,6 +87,18 @@ describe('custom rules by meaning', () => {
     expect(enc.seen).toHaveLength(3);
   });
 
+  it('reuses what the jailbreak stage read of the input instead of reading it again', async () => {
+    const enc = scriptedEncoder();
+    const routeAll = { ...MANIFEST, route_above: 0 };
+    const r = await engineWith(enc, routeAll).score(withRules('please wake me at seven', [ALARMS]));
+    expect(r.scanner_output.jailbreak).toMatchObject({ detector: 'encoder' });
+    expect(enc.seen).toEqual([
+      { role: 'prompt', text: 'please wake me at seven' },
+      { role: 'prompt', text: 'Do not set alarms.' },
+    ]);
+    expect(ruleScores(r)[0]).toMatchObject({ source: 'meaning', violated: true });
+  });
+
   it('the score is 0.5 at the calibrated cosine and 0.3 at the low one', () => {
     expect(ruleMeaningScore({ at: 0.58, low: 0.51 }, 0.58)).toBeCloseTo(0.5, 6);
     expect(ruleMeaningScore({ at: 0.58, low: 0.51 }, 0.51)).toBeCloseTo(0.3, 6);
