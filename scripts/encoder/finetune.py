@@ -176,7 +176,7 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'train'
     NOT_ORDINARY = set(json.load(_f)['sources'])
 
 
-def joined_rows(rows, n, rng, middle=False):
+def joined_rows(rows, n, rng):
     """Prompts made of several requests, from the build's own prompts (family synthetic:joined).
 
     Ordinary training prompts are short (median 49 characters, 38 of 110k over 600) while
@@ -207,16 +207,7 @@ def joined_rows(rows, n, rng, middle=False):
                     'targets': rng.choice(pools['benign'])['targets']})
     for _ in range(n // 2):
         j = rng.choice(pools['jailbreak'])
-        if middle and rng.random() < 1 / 3:
-            # between requests, as in a window of a long input: at most ~300 characters before it
-            before = texts(rng.randint(1, 2))
-            while sum(len(t) for t in before) > 300 and len(before) > 1:
-                before.pop()
-            parts = [*before, j['text'].strip(), *texts(rng.randint(1, 4))]
-        elif rng.random() < 0.5:
-            parts = [j['text'].strip(), *texts(rng.randint(1, 6))]
-        else:
-            parts = [*texts(rng.randint(1, 2)), j['text'].strip()]
+        parts = [j['text'].strip(), *texts(rng.randint(1, 6))] if rng.random() < 0.5 else [*texts(rng.randint(1, 2)), j['text'].strip()]
         out.append({'text': sep().join(parts), 'source': 'synthetic:joined', 'label': 'jailbreak', 'role': 'prompt',
                     'targets': j['targets']})
     for _ in range(n // 2):
@@ -233,7 +224,7 @@ def training_rows(a, rng):
     texts = read_rows(a.texts, a.split)  # read once for both
     rows, counts = sample(texts, a.per_source, rng)
     if a.joined:
-        extra = joined_rows(texts, a.joined, rng, a.joined_middle)
+        extra = joined_rows(texts, a.joined, rng)
         counts['synthetic:joined'] = len(extra)
         rows += extra
         rng.shuffle(rows)
@@ -459,8 +450,6 @@ if __name__ == '__main__':
     ap.add_argument('--joined', type=int, default=0,
                     help='add this many prompts made of several benign requests (and half as many with a jailbreak, '
                          'half with a harmful request, among them): joined_rows()')
-    ap.add_argument('--joined-middle', action='store_true',
-                    help='a third of the joined jailbreak prompts have it between requests (else first or last)')
     ap.add_argument('--split', help="train on rows of this split only (the product model: 'train', so calib sets thresholds)")
     ap.add_argument('--epochs', type=int, default=RECIPE['epochs'])
     ap.add_argument('--batch', type=int, default=RECIPE['batch'])
