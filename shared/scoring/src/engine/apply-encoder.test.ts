@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Encoder, EncoderItem, EncoderManifest } from '../encoder/encoder.js';
+import type { Encoder, EncoderManifest } from '../encoder/encoder.js';
+import { scriptedEncoder as scripted, testManifest } from '../testing/scripted-encoder.js';
 import type { ScoreResult } from '../engine-types.js';
 import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors, type StubEntry } from '../testing/stub-detectors.js';
@@ -13,33 +14,18 @@ const STATIC_JAILBREAK: StubEntry[] = [
   { phrase: 'sure attack', score: 0.95, label: 'persona override' },
 ];
 
-const MANIFEST: EncoderManifest = {
-  model: 'model.int8.onnx',
-  heads: ['jailbreak', 'injection', 'harm', 'comply'],
-  dims: 4,
-  head_tokens: 96,
-  tail_tokens: 30,
-  jailbreak: { a: 1, b: 0 },
-  route_above: 0.1,
-};
+const MANIFEST = testManifest();
 
 /** Scripted encoder: jailbreak probability 0.9 for texts with "attack" or "story", else 0.01. */
-function scriptedEncoder(fail = false): Encoder & { seen: EncoderItem[] } {
-  const seen: EncoderItem[] = [];
-  return {
-    manifest: MANIFEST,
-    seen,
-    encode: async (items) => {
-      if (fail) throw new Error('model file missing');
-      seen.push(...items);
-      return items.map((i) => ({
-        probs: [/attack|story/.test(i.text) ? 0.9 : 0.01, 0, 0, 0],
-        embedding: new Float32Array(4),
-      }));
-    },
-    close: async () => undefined,
-  };
-}
+const scriptedEncoder = (fail = false) =>
+  scripted(
+    MANIFEST,
+    (i) => ({
+      probs: [/attack|story/.test(i.text) ? 0.9 : 0.01, 0, 0, 0],
+      embedding: new Float32Array(4),
+    }),
+    fail,
+  );
 
 /** Stands in for the WordPiece count: one token per word. */
 const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ruleMeaningScore,
-  type Encoder,
-  type EncoderItem,
-  type EncoderManifest,
-} from '../encoder/encoder.js';
+import { ruleMeaningScore, type Encoder, type EncoderManifest } from '../encoder/encoder.js';
+import { scriptedEncoder as scripted, testManifest } from '../testing/scripted-encoder.js';
 import type { RuleScore, ScoreRequest, ScoreResult } from '../engine-types.js';
 import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
@@ -12,33 +8,21 @@ import { createLocalEngine } from './local-engine.js';
 
 // Custom rules by meaning, with a scripted encoder: texts that speak of alarms point one way,
 // everything else the other. The real model's embeddings: encoder/onnx-encoder.test.ts.
-const MANIFEST: EncoderManifest = {
-  model: 'model.int8.onnx',
-  heads: ['jailbreak', 'injection', 'harm', 'comply'],
+const MANIFEST = testManifest({
   dims: 2,
-  head_tokens: 96,
-  tail_tokens: 30,
-  jailbreak: { a: 1, b: 0 },
   route_above: 1.1, // the cascade sends nothing to the jailbreak stage here
   rule_meaning: { at: 0.5, low: 0.3 },
-};
+});
 
-function scriptedEncoder(fail = false): Encoder & { seen: EncoderItem[] } {
-  const seen: EncoderItem[] = [];
-  return {
-    manifest: MANIFEST,
-    seen,
-    encode: async (items) => {
-      if (fail) throw new Error('model file missing');
-      seen.push(...items);
-      return items.map((i) => ({
-        probs: [0.01, 0, 0, 0],
-        embedding: Float32Array.from(/alarm|wake/i.test(i.text) ? [1, 0] : [0, 1]),
-      }));
-    },
-    close: async () => undefined,
-  };
-}
+const scriptedEncoder = (fail = false) =>
+  scripted(
+    MANIFEST,
+    (i) => ({
+      probs: [0.01, 0, 0, 0],
+      embedding: Float32Array.from(/alarm|wake/i.test(i.text) ? [1, 0] : [0, 1]),
+    }),
+    fail,
+  );
 
 function engineWith(enc: Encoder, manifest: EncoderManifest = MANIFEST) {
   return createLocalEngine({
