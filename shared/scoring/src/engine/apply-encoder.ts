@@ -226,6 +226,13 @@ export async function encoderJailbreak(
   };
 }
 
+/**
+ * Rules read by the encoder for the first time in one request, at most: a policy may hold 500, and
+ * a request that brings hundreds of new rules must not cost hundreds of encoder reads. The rest
+ * are read by the requests that follow (scored by their words until then).
+ */
+export const MAX_NEW_RULE_READS = 32;
+
 /** Rule embeddings of each stage, kept as long as the compiled policy holding the plan. */
 const ruleEmbeddings = new WeakMap<EncoderStage, WeakMap<RulePlan, Float32Array>>();
 
@@ -252,7 +259,8 @@ export async function encoderRuleMeaning(
   if (plans.length === 0) return {};
   let cache = ruleEmbeddings.get(stage);
   if (!cache) ruleEmbeddings.set(stage, (cache = new WeakMap()));
-  const missing = plans.filter((p) => !cache.has(p));
+  const unread = plans.filter((p) => !cache.has(p));
+  const missing = unread.slice(0, MAX_NEW_RULE_READS);
   try {
     const items = [
       ...(read?.length ? [] : [{ role: an.parts.phase === 'input' ? 'prompt' : 'response', text }]),
@@ -265,11 +273,18 @@ export async function encoderRuleMeaning(
     const seen = read?.length ? read : [out[0]?.embedding as Float32Array];
     const scores = new Map<RulePlan, number>();
     for (const p of plans) {
-      const rule = cache.get(p) as Float32Array;
+      const rule = cache.get(p);
+      if (!rule) continue;
       const best = Math.max(...seen.map((e) => cosine(e, rule)));
       scores.set(p, ruleMeaningScore(point, best));
     }
-    return { scores };
+    const later = unread.length - missing.length;
+    return later > 0
+      ? {
+          scores,
+          note: `${later} custom rule(s) not yet read by the encoder (at most ${MAX_NEW_RULE_READS} per request): scored by their words this time`,
+        }
+      : { scores };
   } catch (e) {
     if (signal?.aborted) throw e;
     return {

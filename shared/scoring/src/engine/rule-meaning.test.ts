@@ -4,6 +4,7 @@ import { scriptedEncoder as scripted, testManifest } from '../testing/scripted-e
 import type { RuleScore, ScoreRequest, ScoreResult } from '../engine-types.js';
 import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
+import { MAX_NEW_RULE_READS } from './apply-encoder.js';
 import { createLocalEngine } from './local-engine.js';
 
 // Custom rules by meaning, with a scripted encoder: texts that speak of alarms point one way,
@@ -81,6 +82,25 @@ describe('custom rules by meaning', () => {
       { role: 'prompt', text: 'Do not set alarms.' },
     ]);
     expect(ruleScores(r)[0]).toMatchObject({ source: 'meaning', violated: true });
+  });
+
+  it('reads at most MAX_NEW_RULE_READS new rules per request; the rest on the next ones', async () => {
+    const enc = scriptedEncoder();
+    const engine = engineWith(enc);
+    const many = Array.from({ length: MAX_NEW_RULE_READS + 3 }, (_, i) => ({
+      ...ALARMS,
+      name: `rule ${i}`,
+      description: `Do not set alarm number ${i}.`,
+    }));
+    const first = await engine.score(withRules('wake me at seven', many));
+    expect(enc.seen).toHaveLength(1 + MAX_NEW_RULE_READS);
+    expect(first.reasoning).toMatch(/3 custom rule\(s\) not yet read by the encoder/);
+    expect(ruleScores(first).filter((r) => r.source === 'meaning')).toHaveLength(
+      MAX_NEW_RULE_READS,
+    );
+    const second = await engine.score(withRules('wake me at seven', many));
+    expect(enc.seen).toHaveLength(1 + MAX_NEW_RULE_READS + 1 + 3);
+    expect(ruleScores(second).every((r) => r.source === 'meaning')).toBe(true);
   });
 
   it('the score is 0.5 at the calibrated cosine and 0.3 at the low one', () => {
