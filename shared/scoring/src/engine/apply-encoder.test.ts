@@ -119,21 +119,11 @@ describe('jailbreak encoder stage', () => {
 
 describe('jailbreak encoder stage: long inputs', () => {
   /** Like the real encoder, reads only the opening and the end of a long text. */
-  function cutEncoder(): Encoder & { seen: EncoderItem[] } {
-    const seen: EncoderItem[] = [];
-    return {
-      manifest: MANIFEST,
-      seen,
-      encode: async (items) => {
-        seen.push(...items);
-        return items.map((i) => ({
-          probs: [/attack/.test(i.text.slice(0, 300) + i.text.slice(-100)) ? 0.9 : 0.01, 0, 0, 0],
-          embedding: new Float32Array(4),
-        }));
-      },
-      close: async () => undefined,
-    };
-  }
+  const cutEncoder = () =>
+    scripted(MANIFEST, (i) => ({
+      probs: [/attack/.test(i.text.slice(0, 300) + i.text.slice(-100)) ? 0.9 : 0.01, 0, 0, 0],
+      embedding: new Float32Array(4),
+    }));
   /** The static detector flags these phrases (and routes everything else); cascade. */
   const engine = (phrases: string[], enc: Encoder) =>
     stageEngine(
