@@ -261,16 +261,18 @@ export async function encoderRuleMeaning(
   if (!cache) ruleEmbeddings.set(stage, (cache = new WeakMap()));
   const unread = plans.filter((p) => !cache.has(p));
   const missing = unread.slice(0, MAX_NEW_RULE_READS);
+  const reuse = read !== undefined && read.length > 0;
+  const textItem: EncoderItem = { role: an.parts.phase === 'input' ? 'prompt' : 'response', text };
   try {
-    const items = [
-      ...(read?.length ? [] : [{ role: an.parts.phase === 'input' ? 'prompt' : 'response', text }]),
+    const items: EncoderItem[] = [
+      ...(reuse ? [] : [textItem]),
       ...missing.map((p) => ({ role: 'prompt' as const, text: p.description || p.name })),
-    ] as EncoderItem[];
+    ];
     const out = items.length > 0 ? await (await stage.encoder()).encode(items, signal) : [];
     if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
-    const own = read?.length ? 0 : 1;
+    const own = reuse ? 0 : 1;
     missing.forEach((p, i) => cache.set(p, out[i + own]?.embedding as Float32Array));
-    const seen = read?.length ? read : [out[0]?.embedding as Float32Array];
+    const seen = reuse ? read : [out[0]?.embedding as Float32Array];
     const scores = new Map<RulePlan, number>();
     for (const p of plans) {
       const rule = cache.get(p);
