@@ -12,9 +12,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import { cosine, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
+import type { EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { thresholdAt } from '../eval/roc.js';
-import { defaultDataDir, topicRows, topicRules } from './topic-rules.js';
+import { defaultDataDir, topicCosines, topicRows, topicRules } from './topic-rules.js';
 
 const dir = process.argv[2];
 if (!dir) {
@@ -23,29 +23,9 @@ if (!dir) {
 }
 const t0 = performance.now();
 const encoder = await createOnnxEncoder(dir);
-const embed = async (texts: string[]): Promise<Float32Array[]> =>
-  (await encoder.encode(texts.map((text) => ({ role: 'prompt' as const, text })))).map(
-    (o) => o.embedding,
-  );
 const rules = topicRules('clinc150');
 const rows = topicRows('clinc150', defaultDataDir());
-const ruleEmb = await embed(rules.map((r) => r.description));
-const own: number[] = [];
-const other: number[] = [];
-/** Per request: its highest cosine to a rule of another topic (all rules, for out-of-scope ones). */
-const worstOther: number[] = [];
-for (const [i, e] of (await embed(rows.map((r) => r.text))).entries()) {
-  let worst = -1;
-  rules.forEach((r, k) => {
-    const c = cosine(e, ruleEmb[k] as Float32Array);
-    if (rows[i]?.topic === r.topic) own.push(c);
-    else {
-      other.push(c);
-      worst = Math.max(worst, c);
-    }
-  });
-  worstOther.push(worst);
-}
+const { own, other, worstOther } = await topicCosines(encoder, rules, rows);
 await encoder.close();
 
 // The budget of every other signal: 1% of ordinary requests flagged, here by any of the 10 rules

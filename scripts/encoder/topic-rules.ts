@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cosine, type Encoder } from '../../shared/scoring/src/encoder/encoder.js';
 
 export type TopicSet = 'clinc150' | 'hwu64';
 
@@ -46,3 +47,40 @@ export function topicRows(set: TopicSet, dataDir: string, limit = Infinity): Top
 export const defaultDataDir = (): string =>
   process.env.GUARD_TRAIN_DATA ??
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/data/train');
+
+/** Cosines of every request with every rule of its set, split by whether the rule is its own. */
+export interface TopicCosines {
+  /** Pairs of a request and its own topic's rule. */
+  own: number[];
+  /** Pairs of a request and another topic's rule. */
+  other: number[];
+  /** Per request: its highest cosine to a rule of another topic (all rules, for "oos" ones). */
+  worstOther: number[];
+}
+
+/** The encoder's embeddings of `rules` and `rows` (read as prompts), compared pair by pair. */
+export async function topicCosines(
+  encoder: Encoder,
+  rules: ReadonlyArray<{ topic: string; description: string }>,
+  rows: readonly TopicRow[],
+): Promise<TopicCosines> {
+  const embed = async (texts: string[]): Promise<Float32Array[]> =>
+    (await encoder.encode(texts.map((text) => ({ role: 'prompt' as const, text })))).map(
+      (o) => o.embedding,
+    );
+  const ruleEmb = await embed(rules.map((r) => r.description));
+  const out: TopicCosines = { own: [], other: [], worstOther: [] };
+  for (const [i, e] of (await embed(rows.map((r) => r.text))).entries()) {
+    let worst = -1;
+    rules.forEach((r, k) => {
+      const c = cosine(e, ruleEmb[k] as Float32Array);
+      if (rows[i]?.topic === r.topic) out.own.push(c);
+      else {
+        out.other.push(c);
+        worst = Math.max(worst, c);
+      }
+    });
+    out.worstOther.push(worst);
+  }
+  return out;
+}

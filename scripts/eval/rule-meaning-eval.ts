@@ -11,10 +11,15 @@
 import { parseArgs } from 'node:util';
 import { createDefaultEngine, type RuleScore } from '@guard/scoring';
 import { aScoreRequest } from '@guard/testing/score-request';
-import { cosine } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { rocAuc } from './roc.js';
-import { defaultDataDir, topicRows, topicRules, type TopicSet } from '../encoder/topic-rules.js';
+import {
+  defaultDataDir,
+  topicCosines,
+  topicRows,
+  topicRules,
+  type TopicSet,
+} from '../encoder/topic-rules.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,10 +36,6 @@ const engines = {
 };
 // The embeddings themselves: how well the cosine ranks a request's own topic rule above others.
 const encoder = await createOnnxEncoder(dir);
-const embed = async (texts: string[]): Promise<Float32Array[]> =>
-  (await encoder.encode(texts.map((text) => ({ role: 'prompt' as const, text })))).map(
-    (o) => o.embedding,
-  );
 const pct = (n: number, d: number): string => `${((100 * n) / Math.max(1, d)).toFixed(1)}%`;
 
 for (const set of ['clinc150', 'hwu64'] as TopicSet[]) {
@@ -48,15 +49,9 @@ for (const set of ['clinc150', 'hwu64'] as TopicSet[]) {
   console.log(
     `\n${set}${set === 'clinc150' ? ' (where the point was set)' : ' (held out)'}: ${rows.length} requests x ${rules.length} rules`,
   );
-  const ruleEmb = await embed(rules.map((r) => r.description));
-  const own: number[] = [];
-  const other: number[] = [];
-  for (const [i, e] of (await embed(rows.map((r) => r.text))).entries())
-    rules.forEach((r, k) =>
-      (rows[i]?.topic === r.topic ? own : other).push(cosine(e, ruleEmb[k] as Float32Array)),
-    );
+  const cos = await topicCosines(encoder, rules, rows);
   console.log(
-    `  embedding cosine, own topic's rule against the others: AUC ${rocAuc(own, other).toFixed(3)}`,
+    `  embedding cosine, own topic's rule against the others: AUC ${rocAuc(cos.own, cos.other).toFixed(3)}`,
   );
   for (const [mode, engine] of Object.entries(engines)) {
     const own = new Map<string, { n: number; caught: number }>();
