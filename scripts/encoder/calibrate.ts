@@ -34,7 +34,7 @@ import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.j
 import type { EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
-import { loadTokenizerResources } from '../../shared/scoring/src/ml/ml-model.js';
+import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
 
 const ROUTE_SHARE = 0.2;
@@ -179,8 +179,7 @@ const routeAbove = quantile(
 );
 
 // Long inputs, read in parts as the engine reads them: the logits of each part.
-const { tokenizer } = loadTokenizerResources();
-const readsStage = { manifest: base, countTokens: (t: string) => tokenizer.encode(t).length };
+const readsStage = { manifest: base, countTokens: wordPieceCounter() };
 async function partLogits(text: string): Promise<number[] | null> {
   const reads = encoderReads(analyse(text), readsStage);
   if (!reads.inParts) return null;

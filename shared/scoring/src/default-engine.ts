@@ -21,8 +21,7 @@ import {
 import { createEncoderPool, encoderPoolAvailable } from './encoder/encoder-pool.js';
 import { createOnnxEncoder } from './encoder/onnx-encoder.js';
 import { createMlDetectors } from './ml/index.js';
-import { loadTokenizerResources } from './ml/ml-model.js';
-import type { WordPieceTokenizer } from './ml/wordpiece.js';
+import { wordPieceCounter } from './ml/ml-model.js';
 
 export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detectors' | 'encoder'> {
   /** Load weights from here instead of the committed model directory. */
@@ -56,14 +55,11 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
     return { stage: undefined, close: async () => undefined };
   const manifest = loadEncoderManifest(dir);
   let loading: Promise<Encoder> | null = null;
-  // Bound on first use: the shared loader resolves its directory on every call (~1.6 µs), and a
-  // long input is counted segment by segment.
-  let tokenizer: WordPieceTokenizer | undefined;
   return {
     stage: {
       defaultMode: options?.mode ?? 'cascade',
       manifest,
-      countTokens: (text) => (tokenizer ??= loadTokenizerResources().tokenizer).encode(text).length,
+      countTokens: wordPieceCounter(),
       encoder: () =>
         (loading ??=
           isMainThread && encoderPoolAvailable()

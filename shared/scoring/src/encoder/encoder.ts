@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { defaultModelDir } from '../ml/ml-model.js';
+import { defaultModelDir, sigmoid } from '../ml/ml-model.js';
 
 /** How a request uses the encoder: never, for the inputs the static model is unsure of, or always. */
 export const ENCODER_MODES = ['off', 'cascade', 'all'] as const;
@@ -85,8 +85,7 @@ export function calibratedJailbreak(
   const k = manifest.heads.indexOf('jailbreak');
   const p = Math.min(1 - 1e-7, Math.max(1e-7, out.probs[k] ?? 0));
   const { a, b } = (part && manifest.jailbreak_parts) || manifest.jailbreak;
-  const z = a * Math.log(p / (1 - p)) + b;
-  return 1 / (1 + Math.exp(-z));
+  return sigmoid(a * Math.log(p / (1 - p)) + b);
 }
 
 const LOGIT_03 = Math.log(0.3 / 0.7);
@@ -96,8 +95,7 @@ const LOGIT_03 = Math.log(0.3 / 0.7);
  * at `rule_meaning.at`, 0.3 at `rule_meaning.low`, logistic in between and beyond.
  */
 export function ruleMeaningScore(point: { at: number; low: number }, cosine: number): number {
-  const z = ((cosine - point.at) / Math.max(1e-6, point.at - point.low)) * -LOGIT_03;
-  return 1 / (1 + Math.exp(-z));
+  return sigmoid(((cosine - point.at) / Math.max(1e-6, point.at - point.low)) * -LOGIT_03);
 }
 
 /** Cosine similarity of two L2-normalised embeddings. */

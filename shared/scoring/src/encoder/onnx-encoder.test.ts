@@ -39,10 +39,10 @@ describe('shipped encoder', () => {
       { role: 'prompt', text: 'What is a good way to make sourdough bread in my kitchen?' },
       { role: 'prompt', text: 'Which port does PostgreSQL listen on by default?' },
     ]);
-    const dot = (x: Float32Array, y: Float32Array) => x.reduce((s, v, i) => s + v * y[i]!, 0);
     expect(a!.embedding).toHaveLength(loadEncoderManifest().dims);
-    expect(dot(a!.embedding, a!.embedding)).toBeCloseTo(1, 4);
-    expect(dot(a!.embedding, b!.embedding)).toBeGreaterThan(dot(a!.embedding, c!.embedding));
+    // cosine() is the dot product of unit vectors: this checks that the embedding is one.
+    expect(cosine(a!.embedding, a!.embedding)).toBeCloseTo(1, 4);
+    expect(cosine(a!.embedding, b!.embedding)).toBeGreaterThan(cosine(a!.embedding, c!.embedding));
   });
 
   it('its embedding places a request nearer the custom rule it breaks than other rules', async () => {

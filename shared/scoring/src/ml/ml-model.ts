@@ -81,7 +81,7 @@ export function defaultModelDir(): string {
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../models');
 }
 
-function sigmoid(z: number): number {
+export function sigmoid(z: number): number {
   return 1 / (1 + Math.exp(-z));
 }
 
@@ -276,6 +276,16 @@ export function loadTokenizerResources(
     tokenizerResources.set(key, res);
   }
   return res;
+}
+
+/**
+ * Counts WordPiece tokens in the vocabulary of `dir` (the encoder stage's window sizes), binding
+ * the shared tokenizer on first use: the loader resolves its directory on every call (~1.6 µs),
+ * and a long input is counted segment by segment.
+ */
+export function wordPieceCounter(dir: string = defaultModelDir()): (text: string) => number {
+  let tokenizer: WordPieceTokenizer | undefined;
+  return (text) => (tokenizer ??= loadTokenizerResources(dir).tokenizer).encode(text).length;
 }
 
 /** The static embedding table written by scripts/train/distill_embeddings.py (training only). */
