@@ -16,7 +16,6 @@ import {
   type EncoderMode,
 } from '../encoder/encoder.js';
 import type { RulePlan } from '../router/rule-router.js';
-import { scoredByMeaning } from '../router/score-rule.js';
 import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
 import type { JailbreakStage, RequestAnalysis } from './evaluate-local.js';
 import { r3 } from './local-evaluation.js';
@@ -237,7 +236,7 @@ export const MAX_NEW_RULE_READS = 32;
 const ruleEmbeddings = new WeakMap<EncoderStage, WeakMap<RulePlan, Float32Array>>();
 
 /**
- * Custom rules by meaning: for the policy's rules that no detector answers (`scoredByMeaning`),
+ * Custom rules by meaning: for the policy's rules that no detector answers (`byMeaning`),
  * the score of the checked text's embedding against the rule's own (`ruleMeaningScore`). `read`:
  * the embeddings of the checked text the jailbreak stage already read (its windows, for a long
  * input: the highest similarity counts); without them the text is read here, as the encoder reads
@@ -255,7 +254,7 @@ export async function encoderRuleMeaning(
   const mode = an.encoderMode ?? stage.defaultMode;
   const text = an.checkedAn.joined;
   if (!point || mode === 'off' || text.length === 0) return {};
-  const plans = an.policy.active.map((r) => r.plan).filter(scoredByMeaning);
+  const plans = an.policy.byMeaning;
   if (plans.length === 0) return {};
   let cache = ruleEmbeddings.get(stage);
   if (!cache) ruleEmbeddings.set(stage, (cache = new WeakMap()));

@@ -9,6 +9,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ScoreRequest, ScoreRule } from '../engine-types.js';
 import { compileRule, type RulePlan } from '../router/rule-router.js';
+import { scoredByMeaning } from '../router/score-rule.js';
 import { compileKeywords, type KeywordMatcher } from '../scanners/keyword-matcher.js';
 import { compileSafeRegex, type SafeRegex } from '../scanners/safe-regex.js';
 import { parseScannersConfig, type ScannersConfig } from '../scanners/scanners-config.js';
@@ -26,6 +27,8 @@ export interface CompiledPolicy {
   problems: readonly string[];
   /** The rules not `disabled`, in request order. */
   active: readonly ActiveRule[];
+  /** The plans of the active rules scored by meaning when the encoder reads (`scoredByMeaning`). */
+  byMeaning: readonly RulePlan[];
   /** Rule and keyword words the normaliser must keep whole. */
   vocabulary: ReadonlySet<string>;
   /** Present when the keywords scanner is on with at least one keyword. */
@@ -73,6 +76,7 @@ export function compilePolicy(request: Pick<ScoreRequest, 'rules' | 'scanners_co
     config,
     problems,
     active,
+    byMeaning: active.map((r) => r.plan).filter(scoredByMeaning),
     vocabulary,
     keywords: kc
       ? compileKeywords(kc.keywords, { fuzzy: kc.fuzzy, caseSensitive: kc.case_sensitive })
