@@ -23,6 +23,10 @@
  *     (4.5 parts each). Holding the whole prompt to 1% instead (its highest part) needed a point so
  *     strict that jailbreaks padded with ordinary requests were missed (44% caught on the
  *     validation sample wrapped in 2 x 300 characters, against 97% before).
+ *   - harm of prompts read by both models (`calibratedHarm`): a logistic regression of the harm
+ *     target on the static detector's overall harm logit and the encoder's harm logit, shifted so
+ *     that 1% of the ordinary benign calibration prompts reach the default violation threshold
+ *     0.5; the cascade also routes the top HARM_ROUTE_SHARE (10%) of them by static harm score.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,6 +42,7 @@ import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
 
 const ROUTE_SHARE = 0.2;
+const HARM_ROUTE_SHARE = 0.1;
 const BUDGET = 0.01;
 const TARGET = 0.3;
 const Z_TARGET = Math.log(TARGET / (1 - TARGET));
@@ -108,54 +113,77 @@ const analyse = (text: string) =>
     },
     deps,
   );
-const logitOf = (probs: readonly number[] | undefined): number => {
-  const p = Math.min(1 - 1e-7, Math.max(1e-7, probs?.[0] ?? 0));
-  return Math.log(p / (1 - p));
+const toLogit = (p: number): number => {
+  const q = Math.min(1 - 1e-7, Math.max(1e-7, p));
+  return Math.log(q / (1 - q));
 };
+const HARM = base.heads.indexOf('harm');
+const logitOf = (probs: readonly number[] | undefined, head = 0): number =>
+  toLogit(probs?.[head] ?? 0);
 
 const stat: number[] = [];
 const logit: number[] = [];
+/** The static detector's and the encoder's harm logits (`calibratedHarm`). */
+const harmZ: [number, number][] = [];
+const staticHarm: number[] = [];
 const t0 = performance.now();
 for (const [i, r] of rows.entries()) {
   const an = analyse(r.text);
   stat.push(an.staticJailbreak.score);
+  staticHarm.push(an.harm?.any.score ?? 0);
   const [out] = await encoder.encode([{ role: 'prompt', text: an.jailbreakInput }]);
   logit.push(logitOf(out?.probs));
+  harmZ.push([toLogit(an.harm?.any.score ?? 0), logitOf(out?.probs, HARM)]);
   if ((i + 1) % 2000 === 0)
     console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
 }
 
-/** Platt scaling: logistic regression of y on z (Newton steps on a and b). */
-function fitPlatt(z: number[], y: number[]): { a: number; b: number } {
-  let a = 1;
-  let b = 0;
+/**
+ * Logistic regression of y on the rows of `x` (Newton steps; a tiny ridge keeps the Hessian
+ * invertible): the weights, then the intercept. With one feature, Platt scaling.
+ */
+function fitLogistic(x: number[][], y: number[]): number[] {
+  const k = (x[0]?.length ?? 0) + 1;
+  const w: number[] = new Array<number>(k).fill(0);
+  w[0] = 1;
   for (let it = 0; it < 50; it++) {
-    let ga = 0,
-      gb = 0,
-      haa = 0,
-      hab = 0,
-      hbb = 0;
-    for (let i = 0; i < z.length; i++) {
-      const zi = z[i] ?? 0;
-      const p = 1 / (1 + Math.exp(-(a * zi + b)));
+    const g: number[] = new Array<number>(k).fill(0);
+    const h: number[][] = Array.from({ length: k }, () => new Array<number>(k).fill(0));
+    x.forEach((row, i) => {
+      const f = [...row, 1];
+      const p = 1 / (1 + Math.exp(-f.reduce((s, v, j) => s + v * (w[j] ?? 0), 0)));
       const d = p - (y[i] ?? 0);
-      const w = Math.max(p * (1 - p), 1e-9);
-      ga += d * zi;
-      gb += d;
-      haa += w * zi * zi;
-      hab += w * zi;
-      hbb += w;
-    }
-    haa += 1e-6;
-    hbb += 1e-6;
-    const det = haa * hbb - hab * hab;
-    const da = (hbb * ga - hab * gb) / det;
-    const db = (haa * gb - hab * ga) / det;
-    a -= da;
-    b -= db;
-    if (Math.abs(da) + Math.abs(db) < 1e-9) break;
+      const wt = Math.max(p * (1 - p), 1e-9);
+      f.forEach((fa, a) => {
+        g[a] = (g[a] ?? 0) + d * fa;
+        f.forEach((fb, b) => ((h[a] as number[])[b] = ((h[a] as number[])[b] ?? 0) + wt * fa * fb));
+      });
+    });
+    h.forEach((r, a) => (r[a] = (r[a] ?? 0) + 1e-6));
+    const step = solve(h, g);
+    step.forEach((v, a) => (w[a] = (w[a] ?? 0) - v));
+    if (step.reduce((s, v) => s + Math.abs(v), 0) < 1e-9) break;
   }
-  return { a, b };
+  return w;
+}
+
+/** Solves m v = r by Gaussian elimination with partial pivoting (m is small and well posed). */
+function solve(m: number[][], r: number[]): number[] {
+  const a = m.map((row, i) => [...row, r[i] ?? 0]);
+  const n = a.length;
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let i = c + 1; i < n; i++) if (Math.abs(a[i]?.[c] ?? 0) > Math.abs(a[p]?.[c] ?? 0)) p = i;
+    [a[c], a[p]] = [a[p] as number[], a[c] as number[]];
+    const pc = a[c] as number[];
+    for (let i = 0; i < n; i++) {
+      if (i === c) continue;
+      const ri = a[i] as number[];
+      const f = (ri[c] ?? 0) / (pc[c] ?? 1);
+      for (let j = c; j <= n; j++) ri[j] = (ri[j] ?? 0) - f * (pc[j] ?? 0);
+    }
+  }
+  return a.map((row, i) => (row[n] ?? 0) / (row[i] ?? 1));
 }
 const quantile = (xs: number[], q: number): number => {
   const s = [...xs].sort((x, y) => x - y);
@@ -164,7 +192,10 @@ const quantile = (xs: number[], q: number): number => {
 const share = (idx: number[], f: (i: number) => boolean) =>
   idx.length ? idx.filter(f).length / idx.length : 0;
 const y = rows.map((r) => r.targets[0] ?? 0);
-const { a, b } = fitPlatt(logit, y);
+const [a = 1, b = 0] = fitLogistic(
+  logit.map((z) => [z]),
+  y,
+);
 const benign = rows.flatMap((r, i) =>
   r.label === 'benign' && !NOT_BUDGETED.has(r.source) ? [i] : [],
 );
@@ -180,14 +211,17 @@ const routeAbove = quantile(
 
 // Long inputs, read in parts as the engine reads them: the logits of each part.
 const readsStage = { manifest: base, countTokens: wordPieceCounter() };
-async function partLogits(text: string): Promise<number[] | null> {
-  const reads = encoderReads(analyse(text), readsStage);
+/** The jailbreak logits of each part, and the harm logits as the engine takes them. */
+async function partLogits(text: string): Promise<{ jb: number[]; harm: [number, number] } | null> {
+  const an = analyse(text);
+  const reads = encoderReads(an, readsStage);
   if (!reads.inParts) return null;
   const out = await encoder.encode(reads.texts.map((t) => ({ role: 'prompt' as const, text: t })));
-  return out.map((o) => logitOf(o.probs));
+  const harm = Math.max(...out.map((o) => logitOf(o.probs, HARM)));
+  return { jb: out.map((o) => logitOf(o.probs)), harm: [toLogit(an.harm?.any.score ?? 0), harm] };
 }
-async function readInParts(texts: string[]): Promise<number[][]> {
-  const out: number[][] = [];
+async function readInParts(texts: string[]): Promise<{ jb: number[]; harm: [number, number] }[]> {
+  const out: { jb: number[]; harm: [number, number] }[] = [];
   for (const t of texts) {
     const zs = await partLogits(t);
     if (zs) out.push(zs);
@@ -226,22 +260,50 @@ const long = {
 await encoder.close();
 // The point: each part of the long benign prompts held to the prompts' budget.
 const zParts = quantile(
-  long.benign.flat().map((z) => a * z + b),
+  long.benign.flatMap((t) => t.jb).map((z) => a * z + b),
   1 - BUDGET,
 );
 const partsShift = Z_TARGET - zParts;
 /** Share of texts whose highest part reaches the policy threshold with offset `off`. */
-const flagged = (texts: number[][], off: number) =>
-  texts.filter((zs) => a * Math.max(...zs) + b + off >= Z_TARGET).length /
+const flagged = (texts: { jb: number[] }[], off: number) =>
+  texts.filter((t) => a * Math.max(...t.jb) + b + off >= Z_TARGET).length /
   Math.max(1, texts.length);
+
+// Harm of prompts read by both models: Platt scaling of the added logits on the calibration
+// prompts with a harm target, shifted so that 1% of the ordinary benign ones reach the default
+// violation threshold (0.5); the cascade also routes the top HARM_ROUTE_SHARE of them by the
+// static harm score.
+const harmRows = rows.flatMap((r, i) => ((r.targets[HARM] ?? -1) >= 0 ? [i] : []));
+const [ws = 1, we = 1, wb = 0] = fitLogistic(
+  harmRows.map((i) => harmZ[i] ?? [0, 0]),
+  harmRows.map((i) => rows[i]?.targets[HARM] ?? 0),
+);
+const harmLinear = ([zs, ze]: [number, number]) => ws * zs + we * ze + wb;
+const harmShift = -quantile(
+  benign.map((i) => harmLinear(harmZ[i] ?? [0, 0])),
+  1 - BUDGET,
+);
+const harmPoint = {
+  static: ws,
+  encoder: we,
+  b: wb + harmShift,
+  route_above: quantile(
+    benign.map((i) => staticHarm[i] ?? 0),
+    1 - HARM_ROUTE_SHARE,
+  ),
+};
+const harmAt = (z: [number, number]) => harmLinear(z) + harmShift >= 0;
+const harmPositives = harmRows.filter((i) => rows[i]?.targets[HARM] === 1);
+
 const longReport = Object.fromEntries(
   Object.entries(long).map(([k, texts]) => [
     `long_${k}`,
     {
       texts: texts.length,
-      parts: texts.flat().length,
+      parts: texts.reduce((n, t) => n + t.jb.length, 0),
       flagged_prompt_point: flagged(texts, shift),
       flagged_parts_point: flagged(texts, partsShift),
+      harm_flagged: texts.filter((t) => harmAt(t.harm)).length / Math.max(1, texts.length),
     },
   ]),
 );
@@ -267,6 +329,17 @@ const report = {
     benign,
     (i) => (routed(i) ? calibrated(i) : (stat[i] ?? 0)) >= TARGET,
   ),
+  harm: {
+    positives: harmPositives.length,
+    route_share_benign: share(benign, (i) => (staticHarm[i] ?? 0) >= harmPoint.route_above),
+    route_share_benign_either: share(
+      benign,
+      (i) => routed(i) || (staticHarm[i] ?? 0) >= harmPoint.route_above,
+    ),
+    calib_recall_static: share(harmPositives, (i) => (staticHarm[i] ?? 0) >= 0.5),
+    calib_recall_both: share(harmPositives, (i) => harmAt(harmZ[i] ?? [0, 0])),
+    calib_benign_flagged_static: share(benign, (i) => (staticHarm[i] ?? 0) >= 0.5),
+  },
   seconds: Math.round((performance.now() - t0) / 1000),
 };
 const manifest: EncoderManifest = {
@@ -274,6 +347,7 @@ const manifest: EncoderManifest = {
   jailbreak: { a, b: b + shift },
   jailbreak_parts: { a, b: b + partsShift },
   route_above: routeAbove,
+  harm: harmPoint,
   provenance: { ...(readTrainInfo() ?? {}), calibration: report },
 };
 fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');

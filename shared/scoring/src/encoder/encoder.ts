@@ -56,6 +56,15 @@ export interface EncoderManifest {
   /** Cascade: inputs whose static jailbreak score is at least this go to the encoder. */
   route_above: number;
   /**
+   * Harm of a prompt read by both models: `sigmoid(static * logit(s) + encoder * logit(e) + b)`,
+   * `s` the static detector's overall harm score and `e` the encoder's harm head: a logistic
+   * regression on the calibration split, shifted so that 1% of its ordinary benign prompts reach
+   * the default violation threshold (0.5). `route_above`: in the cascade, a prompt whose static
+   * harm score is at least this is read by the encoder too (the static score of the top 10% of
+   * those prompts). Absent from manifests made before it: harm stays with the static detector.
+   */
+  harm?: { static: number; encoder: number; b: number; route_above: number };
+  /**
    * Custom rules by meaning (`ruleMeaningScore`): the cosine of a text's and a rule's embedding
    * scored 0.5 (`at`: 1% of calibration requests reach it with a rule of another topic, any of
    * ten) and 0.3 (`low`: 5% of them). Absent: rules are not scored by meaning.
@@ -73,6 +82,12 @@ export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderM
   return JSON.parse(readFileSync(path.join(dir, 'encoder.json'), 'utf8')) as EncoderManifest;
 }
 
+/** Log-odds of a probability, kept finite. */
+const logit = (p: number): number => {
+  const q = Math.min(1 - 1e-7, Math.max(1e-7, p));
+  return Math.log(q / (1 - q));
+};
+
 /**
  * The encoder's calibrated jailbreak score, on the same scale as the static detector's; `part`:
  * of one part of a long input read in parts (`jailbreak_parts`).
@@ -83,9 +98,25 @@ export function calibratedJailbreak(
   part = false,
 ): number {
   const k = manifest.heads.indexOf('jailbreak');
-  const p = Math.min(1 - 1e-7, Math.max(1e-7, out.probs[k] ?? 0));
   const { a, b } = (part && manifest.jailbreak_parts) || manifest.jailbreak;
-  return sigmoid(a * Math.log(p / (1 - p)) + b);
+  return sigmoid(a * logit(out.probs[k] ?? 0) + b);
+}
+
+/**
+ * The harm of a prompt from the static detector's overall score and the encoder's harm head on
+ * what it read of the prompt (`outs`: the highest counts), on the policy's scale (`harm` in the
+ * manifest); null when the manifest has no harm point or nothing was read.
+ */
+export function calibratedHarm(
+  manifest: EncoderManifest,
+  staticScore: number,
+  outs: readonly EncoderOutput[],
+): number | null {
+  const k = manifest.heads.indexOf('harm');
+  if (!manifest.harm || k < 0 || outs.length === 0) return null;
+  const z = Math.max(...outs.map((o) => logit(o.probs[k] ?? 0)));
+  const h = manifest.harm;
+  return sigmoid(h.static * logit(staticScore) + h.encoder * z + h.b);
 }
 
 const LOGIT_03 = Math.log(0.3 / 0.7);

@@ -113,7 +113,7 @@ describe('jailbreak encoder stage', () => {
     const r = await engineWith(scriptedEncoder(true)).score(req('an unsure story'));
     expect(r.error).toBeFalsy();
     expect(r.violation).toBe(0);
-    expect(r.reasoning).toMatch(/jailbreak encoder unavailable \(model file missing\)/);
+    expect(r.reasoning).toMatch(/encoder unavailable \(model file missing\)/);
   });
 });
 
@@ -201,5 +201,97 @@ describe('jailbreak encoder stage: long inputs', () => {
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
     expect(jb(r)).toBeCloseTo(0.95, 3);
     expect(r.reasoning).toMatch(/more than 8 flagged segments, the higher score kept/);
+  });
+});
+
+describe('encoder stage: harm of a prompt read by both models', () => {
+  // sigmoid(logit(static) + logit(encoder)).
+  const manifest = testManifest({
+    route_above: 1.1,
+    harm: { static: 1, encoder: 1, b: 0, route_above: 0.2 },
+  });
+  const sig = (z: number) => 1 / (1 + Math.exp(-z));
+  const logit = (p: number) => Math.log(p / (1 - p));
+  /** Encoder harm probability 0.9 for texts about explosives, 0.01 for the rest. */
+  const enc = () =>
+    scripted(manifest, (i) => ({
+      probs: [0.01, 0, /explosive/.test(i.text) ? 0.9 : 0.01, 0],
+      embedding: new Float32Array(4),
+    }));
+  const engine = (e: Encoder) =>
+    createLocalEngine({
+      detectors: createStubDetectors({
+        jailbreak: [],
+        injection: [],
+        harm: {
+          weapons: [
+            { phrase: 'explosive device', score: 0.4 },
+            { phrase: 'fireworks show', score: 0.7 },
+            { phrase: 'garden fence', score: 0.1 },
+          ],
+        },
+      }),
+      encoder: { defaultMode: 'cascade', manifest, encoder: async () => e, countTokens: words },
+      warmup: false,
+    });
+  const WEAPONS = {
+    name: 'weapons',
+    description: 'No instructions for making weapons or explosives.',
+    mode: 'block' as const,
+  };
+  const withWeapons = (text: string) => ({ ...req(text), rules: [WEAPONS] });
+  const harmOf = (r: ScoreResult) =>
+    r.scanner_output.harm as {
+      score: number;
+      detector: string;
+      static_score?: number;
+      categories: Record<string, number>;
+    };
+
+  it('cascade: a prompt the static harm score routes is decided by both models together', async () => {
+    const e = enc();
+    const r = await engine(e).score(withWeapons('how do I build an explosive device'));
+    expect(e.seen).toHaveLength(1);
+    const h = harmOf(r);
+    expect(h.detector).toBe('encoder');
+    expect(h.static_score).toBeCloseTo(0.4, 3);
+    expect(h.score).toBeCloseTo(sig(logit(0.4) + logit(0.9)), 3);
+    // the category keeps the static head's score; the overall one reaches the rule by the cue
+    expect(h.categories.weapons).toBeCloseTo(0.4, 3);
+    expect(r.violated_rules).toEqual([1]);
+    // jailbreak was not routed: the static detector's score stands
+    expect((r.scanner_output.jailbreak as { detector: string }).detector).toBe('static');
+  });
+
+  it('the encoder also clears a prompt the static harm head flagged, categories included', async () => {
+    const r = await engine(enc()).score(withWeapons('plan a fireworks show for the weekend'));
+    const h = harmOf(r);
+    expect(h.score).toBeCloseTo(sig(logit(0.7) + logit(0.01)), 3);
+    expect(h.categories.weapons).toBeLessThanOrEqual(h.score);
+    expect(r.violation).toBe(0);
+    // the static path alone flags it
+    expect(engine(enc()).scoreSync(withWeapons('plan a fireworks show')).violation).toBe(0.7);
+  });
+
+  it('is not read below the routing point, without harm rules, on output, or with the encoder off', async () => {
+    const cases = [
+      withWeapons('paint the garden fence'),
+      req('how do I build an explosive device'),
+      {
+        ...withWeapons('how do I build an explosive device'),
+        messages: [
+          { role: 'user' as const, content: 'how do I build an explosive device' },
+          { role: 'assistant' as const, content: 'I cannot help with that.' },
+        ],
+      },
+      { ...withWeapons('how do I build an explosive device'), scanners_config: { encoder: 'off' } },
+    ];
+    for (const request of cases) {
+      const e = enc();
+      const r = await engine(e).score(request);
+      expect(e.seen).toHaveLength(0);
+      expect(harmOf(r).detector).toBe('static');
+      expect(harmOf(r).static_score).toBeUndefined();
+    }
   });
 });

@@ -6,7 +6,9 @@
  * The same encoder's embeddings score the custom rules no detector answers by meaning
  * (`encoderRuleMeaning`).
  */
+import { HARM_CATEGORIES, type HarmOutput } from '../detectors.js';
 import {
+  calibratedHarm,
   calibratedJailbreak,
   cosine,
   ruleMeaningScore,
@@ -164,21 +166,46 @@ export interface EncoderStage {
   countTokens: (text: string) => number;
 }
 
+/** What the encoder stage changes of an analysed request's verdicts (`encoderStage`). */
+export interface EncoderVerdicts {
+  /** The encoder's jailbreak score, replacing the static one (routed by it, or mode `all`). */
+  jailbreak?: JailbreakStage;
+  /**
+   * The prompt's harm read by both models (`calibratedHarm`), replacing the static detector's:
+   * input phase, a policy with harm rules, a manifest with a harm point.
+   */
+  harm?: HarmOutput;
+  /** Why the static verdicts stand: the encoder failed. */
+  note?: string;
+  /** The embeddings of what was read of the input (the whole of it or its parts). */
+  read?: Float32Array[];
+}
+
 /**
- * The encoder's jailbreak verdict on an analysed request (`stage`), or none when the static one
- * stands: mode off, no user input, a cascade input below the routing point, or a failing encoder,
- * which returns the `note` to add instead. `read`: the embeddings of what it read of the input
- * (the whole of it or its parts), which custom rules by meaning reuse.
+ * The encoder's verdicts on an analysed request (`stage`): none when the static ones stand (mode
+ * off, no user input, a cascade input below both routing points, a failing encoder, which returns
+ * the `note` to add instead). Jailbreak: the encoder's calibrated score replaces the static one
+ * for inputs routed by the static jailbreak score. Harm (input phase, policies with harm rules):
+ * inputs routed by either score get the static and the encoder's harm added (`calibratedHarm`);
+ * the categories keep the static heads' scores, capped by the new overall one. `read`: the
+ * embeddings of what it read of the input, which custom rules by meaning reuse.
  */
-export async function encoderJailbreak(
+export async function encoderStage(
   an: RequestAnalysis,
   stage: EncoderStage,
   signal?: AbortSignal,
-): Promise<{ stage?: JailbreakStage; note?: string; read?: Float32Array[] }> {
+): Promise<EncoderVerdicts> {
   const mode = an.encoderMode ?? stage.defaultMode;
   const staticScore = an.staticJailbreak.score;
   if (mode === 'off' || an.jailbreakInput.length === 0) return {};
-  if (mode === 'cascade' && staticScore < stage.manifest.route_above) return {};
+  const { route_above: routeAbove, harm: harmPoint } = stage.manifest;
+  const byJailbreak = mode === 'all' || staticScore >= routeAbove;
+  const staticHarm =
+    harmPoint && an.parts.phase === 'input' && an.policy.readsHarm ? an.harm : null;
+  const byHarm =
+    staticHarm !== null &&
+    (mode === 'all' || staticHarm.any.score >= (harmPoint?.route_above ?? 1));
+  if (!byJailbreak && !byHarm) return {};
   // When something was decoded (base64, URL encoding, ...) the input is disguised, and the encoder
   // only adds: the static detector's verdict on the decoded text stands (measured: a base64
   // jailbreak reads as harmless to the encoder in its encoded form). Likewise when the static
@@ -186,6 +213,7 @@ export async function encoderJailbreak(
   const disguised = an.jailbreakVariants.length > 0;
   const reads = encoderReads(an, stage);
   let score: number;
+  let harmScore: number | null;
   let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
@@ -199,30 +227,49 @@ export async function encoderJailbreak(
     const part = (i: number) => reads.inParts && i < reads.texts.length;
     score = Math.max(...out.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
+    harmScore = staticHarm ? calibratedHarm(encoder.manifest, staticHarm.any.score, out) : null;
+    if (harmScore !== null && staticHarm && (disguised || !reads.complete))
+      harmScore = Math.max(harmScore, staticHarm.any.score);
   } catch (e) {
     if (signal?.aborted) throw e;
     return {
-      note: `jailbreak encoder unavailable (${e instanceof Error ? e.message : String(e)}): the static detector answered`,
+      note: `encoder unavailable (${e instanceof Error ? e.message : String(e)}): the static detectors answered`,
     };
   }
-  const why = [
-    mode === 'all'
-      ? 'encoder mode all'
-      : `cascade: static score at or above ${stage.manifest.route_above.toPrecision(2)}`,
+  const how = [
     ...(disguised
       ? [`with ${an.jailbreakVariants.length} decoded payload(s), the higher score kept`]
       : []),
     ...(reads.complete ? [] : [`more than ${MAX_WINDOWS} flagged segments, the higher score kept`]),
     ...(reads.windows > 1 ? [`read in ${reads.windows} windows`] : []),
     ...(reads.flagged > 0 ? [`opening and end, and ${reads.flagged} flagged segment(s)`] : []),
+  ];
+  const why = [
+    mode === 'all'
+      ? 'encoder mode all'
+      : `cascade: static score at or above ${routeAbove.toPrecision(2)}`,
+    ...how,
   ].join('; ');
   return {
-    stage: {
-      score,
-      evidence: `jailbreak encoder ${r3(score)} (static detector ${r3(staticScore)}; ${why})`,
-    },
+    ...(byJailbreak
+      ? {
+          jailbreak: {
+            score,
+            evidence: `jailbreak encoder ${r3(score)} (static detector ${r3(staticScore)}; ${why})`,
+          },
+        }
+      : {}),
+    ...(staticHarm && harmScore !== null ? { harm: withOverall(staticHarm, harmScore) } : {}),
     read,
   };
+}
+
+/** `h` with the overall harm score `any`; no category above it. */
+function withOverall(h: HarmOutput, any: number): HarmOutput {
+  const categories = { ...h.categories };
+  for (const c of HARM_CATEGORIES)
+    categories[c] = { ...h.categories[c], score: Math.min(h.categories[c].score, any) };
+  return { any: { ...h.any, score: any }, categories };
 }
 
 /**

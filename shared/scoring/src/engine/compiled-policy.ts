@@ -29,6 +29,8 @@ export interface CompiledPolicy {
   active: readonly ActiveRule[];
   /** The plans of the active rules scored by meaning when the encoder reads (`scoredByMeaning`). */
   byMeaning: readonly RulePlan[];
+  /** Some active rule reads the harm detector (what the encoder's harm reading is for). */
+  readsHarm: boolean;
   /** Rule and keyword words the normaliser must keep whole. */
   vocabulary: ReadonlySet<string>;
   /** Present when the keywords scanner is on with at least one keyword. */
@@ -77,6 +79,7 @@ export function compilePolicy(request: Pick<ScoreRequest, 'rules' | 'scanners_co
     problems,
     active,
     byMeaning: active.map((r) => r.plan).filter(scoredByMeaning),
+    readsHarm: active.some((r) => r.plan.harm.length > 0),
     vocabulary,
     keywords: kc
       ? compileKeywords(kc.keywords, { fuzzy: kc.fuzzy, caseSensitive: kc.case_sensitive })

@@ -192,20 +192,31 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
   };
 }
 
+/** What the encoder stage (apply-encoder.ts) puts in place of the static detectors' scores. */
+export interface EncoderScores {
+  jailbreak?: JailbreakStage;
+  /** The input's harm read by both models (input phase only). */
+  harm?: HarmOutput;
+}
+
 /**
  * The verdicts on an analysed request: custom rules (with their scores by meaning, when the
- * encoder gave them), the built-in jailbreak rule (on the encoder stage's score when it gives one)
- * and the scanners. Leaves `an` unchanged.
+ * encoder gave them), the built-in jailbreak rule and the harm rules (on the encoder stage's
+ * scores when it gives them) and the scanners. Leaves `an` unchanged.
  */
 export function decide(
   an: RequestAnalysis,
-  stage?: JailbreakStage,
+  encoder: EncoderScores = {},
   meaning?: ReadonlyMap<RulePlan, number>,
 ): LocalEvaluation {
-  const { request, profile, policy, parts, thresholds, userAn, checkedAn, harm, checkedHarm } = an;
+  const { request, profile, policy, parts, thresholds, userAn, checkedAn } = an;
   const { indirectScore, indirectSources, injection } = an;
   const { config } = policy;
   const input = parts.phase === 'input';
+  const stage = encoder.jailbreak;
+  // On input the checked text is the user's: its harm and the harm the rules read are one.
+  const harm = (input && encoder.harm) || an.harm;
+  const checkedHarm = (input && encoder.harm) || an.checkedHarm;
   const notes = [...an.notes];
   const jailbreak: DetectorResult = stage
     ? { score: stage.score, spans: [], variant: 'text' }
@@ -320,6 +331,8 @@ export function decide(
     thresholds,
     jailbreak,
     jailbreakFrom: stage ? 'encoder' : 'static',
+    harmFrom: harm !== an.harm ? 'encoder' : 'static',
+    staticHarm: an.harm?.any.score ?? 0,
     injection,
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,

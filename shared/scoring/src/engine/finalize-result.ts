@@ -92,6 +92,8 @@ export function finalizeResult(ev: LocalEvaluation, judgeInfo: JudgeApplied | nu
     harm: ev.harm
       ? {
           score: r3(ev.harm.any.score),
+          detector: ev.harmFrom,
+          ...(ev.harmFrom === 'encoder' ? { static_score: r3(ev.staticHarm) } : {}),
           categories: Object.fromEntries(
             HARM_CATEGORIES.map((c) => [c, r3(ev.harm?.categories[c].score ?? 0)]),
           ),

@@ -14,7 +14,7 @@ import {
   type JudgeConfig,
   type JudgeOutcome,
 } from '../judge/judge-client.js';
-import { encoderJailbreak, encoderRuleMeaning, type EncoderStage } from './apply-encoder.js';
+import { encoderRuleMeaning, encoderStage, type EncoderStage } from './apply-encoder.js';
 import { applyJudge, renderTranscript, selectForJudge } from './apply-judge.js';
 import { errorScoreResult } from './error-result.js';
 import {
@@ -92,11 +92,11 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       if (options.encoder) {
         // Analysed once; the encoder's score, when it gives one, goes into the decision.
         const an = analyseRequest(request, deps);
-        const enc = await encoderJailbreak(an, options.encoder, signal);
-        // On input, what the jailbreak stage read is the checked text: reused, not read again.
+        const enc = await encoderStage(an, options.encoder, signal);
+        // On input, what the encoder stage read is the checked text: reused, not read again.
         const read = an.parts.phase === 'input' ? enc.read : undefined;
         const meaning = await encoderRuleMeaning(an, options.encoder, signal, read);
-        ev = decide(an, enc.stage, meaning.scores);
+        ev = decide(an, enc, meaning.scores);
         for (const note of [enc.note, meaning.note]) if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);
     } catch (e) {

@@ -35,6 +35,10 @@ export interface LocalEvaluation {
   indirect: { score: number; sources: Array<{ origin: string; score: number }> };
   ipiThreshold: number;
   harm: HarmOutput | null;
+  /** Which model gave `harm`: the static detector, or the encoder stage with it (input only). */
+  harmFrom: 'static' | 'encoder';
+  /** The static detector's overall harm score (`harm.any` when `harmFrom` is static). */
+  staticHarm: number;
   /** Output phase: the request's harm and the answer's compliance with it (null on input). */
   outputContext: OutputContext | null;
   mutationEvidence: MutationEvidence[];
