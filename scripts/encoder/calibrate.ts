@@ -189,8 +189,8 @@ const quantile = (xs: number[], q: number): number => {
   const s = [...xs].sort((x, y) => x - y);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
 };
-const share = (idx: number[], f: (i: number) => boolean) =>
-  idx.length ? idx.filter(f).length / idx.length : 0;
+const share = <T>(xs: readonly T[], f: (x: T) => boolean) =>
+  xs.length ? xs.filter(f).length / xs.length : 0;
 const y = rows.map((r) => r.targets[0] ?? 0);
 const [a = 1, b = 0] = fitLogistic(
   logit.map((z) => [z]),
@@ -256,6 +256,13 @@ const long = {
   wrapped: await readInParts(
     rows.flatMap((r, i) => (y[i] === 1 && r.text.length <= 2000 ? [joined(600, r.text)] : [])),
   ),
+  // Every eighth harmful calibration request between two runs of ordinary ones.
+  wrapped_harmful: await readInParts(
+    rows
+      .filter((r) => r.targets[HARM] === 1 && r.text.length <= 2000)
+      .filter((_, i) => i % 8 === 0)
+      .map((r) => joined(600, r.text)),
+  ),
 };
 await encoder.close();
 // The point: each part of the long benign prompts held to the prompts' budget.
@@ -283,6 +290,9 @@ const harmShift = -quantile(
   benign.map((i) => harmLinear(harmZ[i] ?? [0, 0])),
   1 - BUDGET,
 );
+// Inputs read in parts keep the static harm (apply-encoder.ts): an offset that held the long
+// benign prompts (whole texts) to 1% added nothing to the static verdict on any of these sets
+// (tried; `harm_flagged_static` against `harm_flagged_prompt_point` below says why it is needed).
 const harmPoint = {
   static: ws,
   encoder: we,
@@ -303,7 +313,8 @@ const longReport = Object.fromEntries(
       parts: texts.reduce((n, t) => n + t.jb.length, 0),
       flagged_prompt_point: flagged(texts, shift),
       flagged_parts_point: flagged(texts, partsShift),
-      harm_flagged: texts.filter((t) => harmAt(t.harm)).length / Math.max(1, texts.length),
+      harm_flagged_prompt_point: share(texts, (t) => harmAt(t.harm)),
+      harm_flagged_static: share(texts, (t) => t.harm[0] >= 0),
     },
   ]),
 );

@@ -7,12 +7,13 @@
  * Usage: npm run eval -- <file.jsonl> [--json out.json] [--no-sources] [--model-dir DIR] [--encoder]
  *
  * --encoder scores the jailbreak head with the shipped encoder (models/encoder, its calibrated
- * score, as the engine's `all` mode uses it) instead of the static detector.
+ * score, as the engine's `all` mode uses it) instead of the static detector, and the harm of
+ * prompts with both (`calibratedHarm`, the text read whole).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
-import { calibratedJailbreak } from '@guard/scoring/encoder/encoder';
+import { calibratedHarm, calibratedJailbreak } from '@guard/scoring/encoder/encoder';
 import { createOnnxEncoder } from '@guard/scoring/encoder/onnx-encoder';
 import type { TextRole } from '@guard/scoring';
 import { rocAuc, thresholdAt } from './roc.js';
@@ -78,10 +79,18 @@ async function main(): Promise<void> {
     .map((l) => JSON.parse(l) as Row);
   const det = createMlDetectors(modelDir ? { modelDir } : {});
   const encoder = args.includes('--encoder') ? await createOnnxEncoder() : null;
-  const jailbreakOf = async (text: string): Promise<number> => {
-    if (!encoder) return det.jailbreak(text).score;
+  /** Jailbreak, and the harm of a prompt, as the encoder stage reads a text it reads whole. */
+  const encoderScores = async (
+    text: string,
+    role: TextRole,
+  ): Promise<{ jailbreak: number; harm: number }> => {
+    const harm = det.harm(text, role).any.score;
+    if (!encoder) return { jailbreak: det.jailbreak(text).score, harm };
     const [out] = await encoder.encode([{ role: 'prompt', text }]);
-    return calibratedJailbreak(encoder.manifest, out!);
+    return {
+      jailbreak: calibratedJailbreak(encoder.manifest, out!),
+      harm: role === 'prompt' ? (calibratedHarm(encoder.manifest, harm, [out!]) ?? harm) : harm,
+    };
   };
   const model = det.model;
   const headOf: Record<Head, number> = {
@@ -105,9 +114,8 @@ async function main(): Promise<void> {
   for (const row of rows) {
     const role = roleOf(row);
     const t0 = performance.now();
-    const jb = await jailbreakOf(row.text);
+    const { jailbreak: jb, harm } = await encoderScores(row.text, role);
     const inj = det.injection(row.text, role).score;
-    const harm = det.harm(row.text, role).any.score;
     ms += performance.now() - t0;
     chars += Buffer.byteLength(row.text, 'utf8');
     scored.push({

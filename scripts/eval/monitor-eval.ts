@@ -114,8 +114,9 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   });
   const ms = performance.now() - t0;
   const flagged = r.violation > 0 || r.ipi;
-  const enc =
-    (r.scanner_output.jailbreak as { detector?: string } | undefined)?.detector === 'encoder';
+  const decidedBy = (k: string) =>
+    (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder';
+  const enc = decidedBy('jailbreak') || decidedBy('harm');
   add(byLabel, row.label, flagged, ms, enc);
   add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms, enc);
   if (row.role === 'response' && row.request && !values['no-request']) {
@@ -131,7 +132,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
 const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart(6);
 console.log(
-  `policy: ${values.policy}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak decided by the encoder`,
+  `policy: ${values.policy}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
 );
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())

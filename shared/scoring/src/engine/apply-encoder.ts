@@ -74,7 +74,7 @@ export function encoderReads(
     complete: true,
   };
   const sj = an.staticJailbreak;
-  if (an.jailbreakInput.length <= MAX_SEGMENT_CHARS || sj.variant !== 'text') return whole;
+  if (readWhole(an)) return whole;
   const long = { ...whole, inParts: true };
   const text = an.userAn.norm.canonical;
   const budget = stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS;
@@ -92,6 +92,11 @@ export function encoderReads(
     texts: [an.jailbreakInput, ...flagged.map((p) => text.slice(p.start, p.end))],
     flagged: flagged.length,
   };
+}
+
+/** Whether the encoder reads the input as it is (short, or decided in a decoded payload). */
+function readWhole(an: RequestAnalysis): boolean {
+  return an.jailbreakInput.length <= MAX_SEGMENT_CHARS || an.staticJailbreak.variant !== 'text';
 }
 
 interface Piece {
@@ -171,8 +176,8 @@ export interface EncoderVerdicts {
   /** The encoder's jailbreak score, replacing the static one (routed by it, or mode `all`). */
   jailbreak?: JailbreakStage;
   /**
-   * The prompt's harm read by both models (`calibratedHarm`), replacing the static detector's:
-   * input phase, a policy with harm rules, a manifest with a harm point.
+   * The request's harm read by both models (`calibratedHarm`), replacing the static detector's
+   * (`withRequestHarm`): a policy with harm rules and a manifest with a harm point.
    */
   harm?: HarmOutput;
   /** Why the static verdicts stand: the encoder failed. */
@@ -185,9 +190,10 @@ export interface EncoderVerdicts {
  * The encoder's verdicts on an analysed request (`stage`): none when the static ones stand (mode
  * off, no user input, a cascade input below both routing points, a failing encoder, which returns
  * the `note` to add instead). Jailbreak: the encoder's calibrated score replaces the static one
- * for inputs routed by the static jailbreak score. Harm (input phase, policies with harm rules):
- * inputs routed by either score get the static and the encoder's harm added (`calibratedHarm`);
- * the categories keep the static heads' scores, capped by the new overall one. `read`: the
+ * for inputs routed by the static jailbreak score. Harm (policies with harm rules): the user
+ * input routed by either score gets the static and the encoder's harm together (`calibratedHarm`,
+ * `withOverall`), for an input read whole and not disguised; on output the answer is then judged
+ * with that request. `read`: the
  * embeddings of what it read of the input, which custom rules by meaning reuse.
  */
 export async function encoderStage(
@@ -200,8 +206,13 @@ export async function encoderStage(
   if (mode === 'off' || an.jailbreakInput.length === 0) return {};
   const { route_above: routeAbove, harm: harmPoint } = stage.manifest;
   const byJailbreak = mode === 'all' || staticScore >= routeAbove;
+  // Harm is read with the encoder for an input read whole and not disguised: read in parts, at an
+  // offset that kept long ordinary prompts at 1%, it added nothing to the static verdict on the
+  // calibration split (calibrate.ts, `long_*.harm_*`).
   const staticHarm =
-    harmPoint && an.parts.phase === 'input' && an.policy.readsHarm ? an.harm : null;
+    harmPoint && an.policy.readsHarm && readWhole(an) && an.jailbreakVariants.length === 0
+      ? an.requestHarm
+      : null;
   const byHarm =
     staticHarm !== null &&
     (mode === 'all' || staticHarm.any.score >= (harmPoint?.route_above ?? 1));
@@ -228,8 +239,6 @@ export async function encoderStage(
     score = Math.max(...out.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
     harmScore = staticHarm ? calibratedHarm(encoder.manifest, staticHarm.any.score, out) : null;
-    if (harmScore !== null && staticHarm && (disguised || !reads.complete))
-      harmScore = Math.max(harmScore, staticHarm.any.score);
   } catch (e) {
     if (signal?.aborted) throw e;
     return {
@@ -264,7 +273,14 @@ export async function encoderStage(
   };
 }
 
-/** `h` with the overall harm score `any`; no category above it. */
+/**
+ * `h` (the static detector's) with the overall harm score `any` read by both models; no category
+ * above it. A category rule takes `any` itself when the text speaks of the category (harm cues,
+ * score-rule.ts), as with the static score. Lending `any` to the categories by the static heads'
+ * shares was measured and not kept: on the validation split harmful requests caught 44.8% instead
+ * of 19.0%, but benign rows flagged 4.8% instead of 1.3% (ordinary one-sentence requests 6.0%,
+ * held-out languages 7.4%; docs/detection-quality.md).
+ */
 function withOverall(h: HarmOutput, any: number): HarmOutput {
   const categories = { ...h.categories };
   for (const c of HARM_CATEGORIES)

@@ -67,6 +67,14 @@ export interface RequestAnalysis {
   /** Harm of the checked text alone (the output phase judges it with its request: `harm`). */
   checkedHarm: HarmOutput | null;
   harm: HarmOutput | null;
+  /** Harm of the user's request (prompt calibration): `checkedHarm` on input. */
+  requestHarm: HarmOutput | null;
+  /**
+   * Whether the encoder stage read the request's harm with the static detector (`withRequestHarm`);
+   * `staticHarm` is then the static detector's overall score of `harm`.
+   */
+  harmFrom: 'static' | 'encoder';
+  staticHarm: number;
   outputContext: OutputContext | null;
   indirectSources: Array<{ origin: string; score: number }>;
   indirectScore: number;
@@ -145,14 +153,10 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     revealed(input ? 'user input' : 'the output'),
   );
   // An answer is judged with the request it answers (see harmInContext).
+  const requestHarm = input ? checkedHarm : runHarm(detectors, userAn, 'prompt', () => undefined);
   const { harm, context: outputContext } = input
     ? { harm: checkedHarm, context: null }
-    : harmInContext(
-        detectors,
-        checkedHarm,
-        runHarm(detectors, userAn, 'prompt', () => undefined),
-        checkedAn,
-      );
+    : harmInContext(detectors, checkedHarm, requestHarm, checkedAn);
 
   // Third-party content: indirect prompt injection.
   const indirectSources: Array<{ origin: string; score: number }> = [];
@@ -183,6 +187,9 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     injection,
     checkedHarm,
     harm,
+    requestHarm,
+    harmFrom: 'static',
+    staticHarm: harm?.any.score ?? 0,
     outputContext,
     indirectSources,
     indirectScore,
@@ -192,31 +199,39 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
   };
 }
 
-/** What the encoder stage (apply-encoder.ts) puts in place of the static detectors' scores. */
-export interface EncoderScores {
-  jailbreak?: JailbreakStage;
-  /** The input's harm read by both models (input phase only). */
-  harm?: HarmOutput;
+/**
+ * `an` with its request's harm as the encoder stage read it with the static detector
+ * (apply-encoder.ts): on input that is the harm the rules read; on output the answer is judged
+ * with it again (`harmInContext`).
+ */
+export function withRequestHarm(
+  an: RequestAnalysis,
+  requestHarm: HarmOutput,
+  detectors: Detectors,
+): RequestAnalysis {
+  const judged =
+    an.parts.phase === 'input'
+      ? { harm: requestHarm, checkedHarm: requestHarm, outputContext: null }
+      : (({ harm, context }) => ({ harm, outputContext: context }))(
+          harmInContext(detectors, an.checkedHarm, requestHarm, an.checkedAn),
+        );
+  return { ...an, ...judged, requestHarm, harmFrom: 'encoder' };
 }
 
 /**
  * The verdicts on an analysed request: custom rules (with their scores by meaning, when the
- * encoder gave them), the built-in jailbreak rule and the harm rules (on the encoder stage's
- * scores when it gives them) and the scanners. Leaves `an` unchanged.
+ * encoder gave them), the built-in jailbreak rule (on the encoder stage's score when it gives one)
+ * and the scanners. Leaves `an` unchanged.
  */
 export function decide(
   an: RequestAnalysis,
-  encoder: EncoderScores = {},
+  stage?: JailbreakStage,
   meaning?: ReadonlyMap<RulePlan, number>,
 ): LocalEvaluation {
-  const { request, profile, policy, parts, thresholds, userAn, checkedAn } = an;
+  const { request, profile, policy, parts, thresholds, userAn, checkedAn, harm, checkedHarm } = an;
   const { indirectScore, indirectSources, injection } = an;
   const { config } = policy;
   const input = parts.phase === 'input';
-  const stage = encoder.jailbreak;
-  // On input the checked text is the user's: its harm and the harm the rules read are one.
-  const harm = (input && encoder.harm) || an.harm;
-  const checkedHarm = (input && encoder.harm) || an.checkedHarm;
   const notes = [...an.notes];
   const jailbreak: DetectorResult = stage
     ? { score: stage.score, spans: [], variant: 'text' }
@@ -331,8 +346,8 @@ export function decide(
     thresholds,
     jailbreak,
     jailbreakFrom: stage ? 'encoder' : 'static',
-    harmFrom: harm !== an.harm ? 'encoder' : 'static',
-    staticHarm: an.harm?.any.score ?? 0,
+    harmFrom: an.harmFrom,
+    staticHarm: an.staticHarm,
     injection,
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,

@@ -20,6 +20,7 @@ import { errorScoreResult } from './error-result.js';
 import {
   analyseRequest,
   decide,
+  withRequestHarm,
   evaluateLocal,
   type LocalEvaluationDeps,
 } from './evaluate-local.js';
@@ -96,7 +97,8 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         // On input, what the encoder stage read is the checked text: reused, not read again.
         const read = an.parts.phase === 'input' ? enc.read : undefined;
         const meaning = await encoderRuleMeaning(an, options.encoder, signal, read);
-        ev = decide(an, enc, meaning.scores);
+        const judged = enc.harm ? withRequestHarm(an, enc.harm, detectors) : an;
+        ev = decide(judged, enc.jailbreak, meaning.scores);
         for (const note of [enc.note, meaning.note]) if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);
     } catch (e) {

@@ -35,7 +35,7 @@ export interface LocalEvaluation {
   indirect: { score: number; sources: Array<{ origin: string; score: number }> };
   ipiThreshold: number;
   harm: HarmOutput | null;
-  /** Which model gave `harm`: the static detector, or the encoder stage with it (input only). */
+  /** Which model gave `harm`: the static detector, or the encoder stage with it. */
   harmFrom: 'static' | 'encoder';
   /** The static detector's overall harm score (`harm.any` when `harmFrom` is static). */
   staticHarm: number;
