@@ -10,12 +10,18 @@
  * sends); --texts measures on the `text` of each row of a JSONL file (as they are, not cut),
  * keeping the rows with that `label` and `role` (absent role: prompt) when given; --only runs the cases whose name contains SUBSTRING.
  * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
- * does; "share to encoder" is how many samples the cascade sent on.
+ * does; "share to encoder" is how many samples the encoder stage decided (the jailbreak signal or
+ * the harm of the request).
  */
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
-import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
+import {
+  createDefaultEngine,
+  createLocalEngine,
+  type ScoreRequest,
+  type ScoreResult,
+} from '@guard/scoring';
 import { presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from './ordinary-requests.mjs';
 
@@ -36,14 +42,18 @@ export async function benchCases(): Promise<BenchCase[]> {
     ...basic,
     reasoning_mode: 'off',
   });
+  /** Whether the encoder stage decided the jailbreak signal or the harm of the request. */
+  const readByEncoder = (r: ScoreResult): boolean =>
+    ['jailbreak', 'harm'].some(
+      (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
+    );
   // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
   const withEncoder = (mode: 'off' | 'cascade' | 'all'): BenchCase => {
     const e = createDefaultEngine({ encoder: { mode } });
     return {
       name: `engine + encoder ${mode}, Basic Content Safety (user text)`,
       run: async (t) => {
-        const r = await e.score(request([{ role: 'user', content: t }]));
-        return (r.scanner_output.jailbreak as { detector?: string }).detector === 'encoder';
+        return readByEncoder(await e.score(request([{ role: 'user', content: t }])));
       },
     };
   };
@@ -69,7 +79,7 @@ export async function benchCases(): Promise<BenchCase[]> {
           ...request([{ role: 'user', content: t }]),
           rules: [...basic.rules, ...topicRules],
         });
-        return (r.scanner_output.jailbreak as { detector?: string }).detector === 'encoder';
+        return readByEncoder(r);
       },
     },
     {
@@ -199,7 +209,7 @@ async function main(): Promise<void> {
       ? `, share to encoder ${((100 * routed) / iterations).toFixed(1)}%`
       : '';
     console.log(
-      `${bench.name.padEnd(58)} ${per}: median ${quantile(samples, 0.5).toFixed(0)} µs, p99 ${quantile(samples, 0.99).toFixed(0)} µs (${iterations} samples${share})`,
+      `${bench.name.padEnd(58)} ${per}: median ${quantile(samples, 0.5).toFixed(0)} µs, p99 ${quantile(samples, 0.99).toFixed(0)} µs, mean ${(samples.reduce((x, y) => x + y, 0) / iterations).toFixed(0)} µs (${iterations} samples${share})`,
     );
   }
   process.exit(0);
