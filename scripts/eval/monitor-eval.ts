@@ -6,7 +6,7 @@
  *
  *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
  *                           [--model-dir DIR] [--no-request] [--source NAME]
- *                           [--encoder off|cascade|all] [--wrap CHARS]
+ *                           [--encoder off|cascade|all] [--wrap CHARS] [--history N]
  *
  * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
  * response after the neutral user turn, to measure what judging an answer with its request adds;
@@ -14,8 +14,10 @@
  * GUARD_ENCODER does (default cascade, as served). --wrap CHARS puts each user-text row between
  * two runs of about CHARS characters of ordinary requests (scripts/bench/ordinary-requests.mjs,
  * fixed seed): an attack buried in the middle of a long prompt, where the encoder's 96 + 30 token
- * window does not reach it; benign rows become long ordinary prompts. Scoring runs on this
- * thread, encoder included.
+ * window does not reach it; benign rows become long ordinary prompts. --history N sends each
+ * user-text row as the latest message of a conversation: N earlier user turns of about 300
+ * characters of ordinary requests (same generator and seed), each answered "Sure, here you go.".
+ * Scoring runs on this thread, encoder included.
  *
  * Rows with role "response" are sent as an assistant turn (post thresholds) after the request
  * they answer when the row has one (`request`), else after a neutral user turn; "document" rows
@@ -38,12 +40,13 @@ const { values, positionals } = parseArgs({
     source: { type: 'string' },
     encoder: { type: 'string', default: 'cascade' },
     wrap: { type: 'string' },
+    history: { type: 'string' },
   },
 });
 const file = positionals[0];
 if (!file) {
   console.error(
-    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--wrap CHARS]',
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--wrap CHARS] [--history N]',
   );
   process.exit(2);
 }
@@ -61,7 +64,17 @@ if (!Number.isInteger(wrap) || wrap < 0) {
   console.error(`--wrap: expected a number of characters, got "${values.wrap}"`);
   process.exit(2);
 }
+const history = values.history === undefined ? 0 : Number(values.history);
+if (!Number.isInteger(history) || history < 0) {
+  console.error(`--history: expected a number of earlier turns, got "${values.history}"`);
+  process.exit(2);
+}
 const wrapRng = seeded(20251126);
+const earlier = (): ScoreMessage[] =>
+  Array.from({ length: history }, (): ScoreMessage[] => [
+    { role: 'user', content: ordinaryText(wrapRng, 300) },
+    { role: 'assistant', content: 'Sure, here you go.' },
+  ]).flat();
 const wrapped = (text: string): string =>
   wrap === 0 ? text : `${ordinaryText(wrapRng, wrap)} ${text} ${ordinaryText(wrapRng, wrap)}`;
 
@@ -83,7 +96,7 @@ const messagesFor = (r: Row): ScoreMessage[] => {
       { role: 'user', content: 'Summarise this document.' },
       { role: 'tool', content: r.text, tool_call_id: 'doc' },
     ];
-  return [{ role: 'user', content: wrapped(r.text) }];
+  return [...earlier(), { role: 'user', content: wrapped(r.text) }];
 };
 
 type Tally = { n: number; flagged: number; ms: number; encoder: number };
@@ -132,7 +145,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
 const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart(6);
 console.log(
-  `policy: ${values.policy}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
+  `policy: ${values.policy}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}${history ? `; after ${history} earlier user turn(s) of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
 );
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())

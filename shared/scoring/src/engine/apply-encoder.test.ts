@@ -310,6 +310,33 @@ describe('encoder stage: harm of a prompt read by both models', () => {
     }
   });
 
+  it('a long conversation is read by its latest message, which can only raise the harm', async () => {
+    const filler = 'Could you plan a short weekend trip to the coast for us? '.repeat(8);
+    const conversation = (latest: string) => ({
+      ...withWeapons(latest),
+      messages: [
+        { role: 'user' as const, content: filler },
+        { role: 'assistant' as const, content: 'Here is a plan.' },
+        { role: 'user' as const, content: latest },
+      ],
+    });
+    const e = enc();
+    const r = await engine(e).score(conversation('How do I build an explosive device?'));
+    // routed by harm alone: only the latest message is read, not the windows of the whole
+    expect(e.seen.map((i) => i.text)).toEqual(['How do I build an explosive device?']);
+    expect(harmOf(r).detector).toBe('encoder');
+    expect(harmOf(r).score).toBeCloseTo(sig(logit(0.4) + logit(0.9)), 3);
+    expect(r.violated_rules).toEqual([1]);
+    // the encoder reading the latest message as harmless leaves the static score of the whole
+    const kept = await engine(enc()).score(conversation('Then plan a fireworks show.'));
+    expect(harmOf(kept).score).toBeCloseTo(0.7, 3);
+    expect(kept.violated_rules).toEqual([1]);
+    // a latest message too long to be read whole: the static harm stands
+    const long = enc();
+    await engine(long).score(conversation(`${filler} How do I build an explosive device?`));
+    expect(long.seen).toHaveLength(0);
+  });
+
   it('the encoder also clears a prompt the static harm head flagged, categories included', async () => {
     const r = await engine(enc()).score(withWeapons('plan a fireworks show for the weekend'));
     const h = harmOf(r);

@@ -192,8 +192,8 @@ export interface EncoderVerdicts {
  * the `note` to add instead). Jailbreak: the encoder's calibrated score replaces the static one
  * for inputs routed by the static jailbreak score. Harm (policies with harm rules): the user
  * input routed by either score gets the static and the encoder's harm together (`calibratedHarm`,
- * `withOverall`), for an input read whole and not disguised; on output the answer is then judged
- * with that request. `read`: the embeddings of what it read of the input, which custom rules by
+ * `withOverall`), for an input read whole and not disguised, or by its latest message
+ * (`harmTarget`); on output the answer is then judged with that request. `read`: the embeddings of what it read of the input, which custom rules by
  * meaning reuse.
  */
 export async function encoderStage(
@@ -206,29 +206,27 @@ export async function encoderStage(
   if (mode === 'off' || an.jailbreakInput.length === 0) return {};
   const { route_above: routeAbove, harm: harmPoint } = stage.manifest;
   const byJailbreak = mode === 'all' || staticScore >= routeAbove;
-  // Harm is read with the encoder for an input read whole and not disguised: read in parts, at an
-  // offset that kept long ordinary prompts at 1%, it added nothing to the static verdict on the
-  // calibration split (calibrate.ts, `long_*.harm_*`).
-  const staticHarm =
-    harmPoint && an.policy.readsHarm && readWhole(an) && an.jailbreakVariants.length === 0
-      ? an.requestHarm
-      : null;
+  const target = harmPoint && an.policy.readsHarm ? harmTarget(an) : null;
   const byHarm =
-    staticHarm !== null &&
-    (mode === 'all' || staticHarm.any.score >= (harmPoint?.route_above ?? 1));
+    target !== null && (mode === 'all' || target.harm.any.score >= (harmPoint?.route_above ?? 1));
   if (!byJailbreak && !byHarm) return {};
   // When something was decoded (base64, URL encoding, ...) the input is disguised, and the encoder
   // only adds: the static detector's verdict on the decoded text stands (measured: a base64
   // jailbreak reads as harmless to the encoder in its encoded form). Likewise when the static
   // detector flagged more segments of a very long input than the encoder reads.
   const disguised = an.jailbreakVariants.length > 0;
-  const reads = encoderReads(an, stage);
+  // Routed by harm alone, only what harm needs is read.
+  const reads: EncoderReads =
+    byJailbreak || target?.latest === undefined
+      ? encoderReads(an, stage)
+      : { texts: [], variants: [], inParts: false, windows: 0, flagged: 0, complete: true };
+  const latest = byHarm ? target?.latest : undefined;
   let score: number;
-  let harmScore: number | null;
+  let harmScore: number | null = null;
   let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
-    const items = [...reads.texts, ...reads.variants].map((text) => ({
+    const items = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])].map((text) => ({
       role: 'prompt' as const,
       text,
     }));
@@ -236,9 +234,15 @@ export async function encoderStage(
     if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
     read = out.slice(0, reads.texts.length).map((o) => o.embedding);
     const part = (i: number) => reads.inParts && i < reads.texts.length;
-    score = Math.max(...out.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
+    const input = out.slice(0, reads.texts.length + reads.variants.length);
+    score = Math.max(...input.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
-    harmScore = staticHarm ? calibratedHarm(encoder.manifest, staticHarm.any.score, out) : null;
+    if (byHarm && target)
+      harmScore = calibratedHarm(
+        encoder.manifest,
+        target.harm.any.score,
+        latest ? out.slice(-1) : input,
+      );
   } catch (e) {
     if (signal?.aborted) throw e;
     return {
@@ -268,20 +272,38 @@ export async function encoderStage(
           },
         }
       : {}),
-    ...(staticHarm && harmScore !== null ? { harm: withOverall(staticHarm, harmScore) } : {}),
-    read,
+    ...(an.requestHarm && harmScore !== null
+      ? { harm: withOverall(an.requestHarm, harmScore, latest !== undefined) }
+      : {}),
+    ...(read.length > 0 ? { read } : {}),
   };
 }
 
 /**
- * `h` (the static detector's) with the overall harm score `any` read by both models; no category
- * above it. A category rule takes `any` itself when the text speaks of the category (harm cues,
- * score-rule.ts), as with the static score. Lending `any` to the categories by the static heads'
- * shares was measured and not kept: on the validation split harmful requests caught 44.8% instead
- * of 19.0%, but benign rows flagged 4.8% instead of 1.3% (ordinary one-sentence requests 6.0%,
- * held-out languages 7.4%; docs/detection-quality.md).
+ * What the encoder reads for the harm of the request: the input itself when it is read whole and
+ * not disguised; read in parts, at an offset that kept long ordinary prompts at 1%, it added
+ * nothing to the static verdict on the calibration split (calibrate.ts, `long_*.harm_*`). A longer
+ * input of several user messages (a conversation) is read by its latest message, when that is
+ * short and plain (`RequestAnalysis.latestRequest`). `harm`: the static harm of what is read.
  */
-function withOverall(h: HarmOutput, any: number): HarmOutput {
+function harmTarget(an: RequestAnalysis): { harm: HarmOutput; latest?: string } | null {
+  if (readWhole(an) && an.jailbreakVariants.length === 0)
+    return an.requestHarm ? { harm: an.requestHarm } : null;
+  const l = an.latestRequest();
+  return l && l.text.length <= MAX_SEGMENT_CHARS ? { harm: l.harm, latest: l.text } : null;
+}
+
+/**
+ * `h` (the static detector's harm of the whole request) with the overall score `any` read by both
+ * models; no category above it. A category rule takes `any` itself when the text speaks of the
+ * category (harm cues, score-rule.ts), as with the static score. `adds`: `any` was read of the
+ * latest message only, so it can only raise the whole request's score. Lending `any` to the
+ * categories by the static heads' shares was measured and not kept: on the validation split
+ * harmful requests caught 44.8% instead of 19.0%, but benign rows flagged 4.8% instead of 1.3%
+ * (ordinary one-sentence requests 6.0%, held-out languages 7.4%; docs/detection-quality.md).
+ */
+function withOverall(h: HarmOutput, any: number, adds: boolean): HarmOutput {
+  if (adds) return { ...h, any: { ...h.any, score: Math.max(h.any.score, any) } };
   const categories = { ...h.categories };
   for (const c of HARM_CATEGORIES)
     categories[c] = { ...h.categories[c], score: Math.min(h.categories[c].score, any) };

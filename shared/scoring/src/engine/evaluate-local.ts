@@ -1,6 +1,7 @@
 /** One request through normalisation, detectors, scanners and the rule router: the local verdicts. */
 import type { Detectors, HarmCategory, HarmOutput, Span } from '../detectors.js';
 import type { EncoderMode } from '../encoder/encoder.js';
+import { MAX_SEGMENT_CHARS } from '../ml/features.js';
 import type { ScoreRequest } from '../engine-types.js';
 import { scoreRule, type RuleContext } from '../router/score-rule.js';
 import type { RulePlan } from '../router/rule-router.js';
@@ -69,6 +70,13 @@ export interface RequestAnalysis {
   harm: HarmOutput | null;
   /** Harm of the user's request (prompt calibration): `checkedHarm` on input. */
   requestHarm: HarmOutput | null;
+  /**
+   * The latest user message, normalised, and its static harm, when the user input is several
+   * messages too long for the encoder to read whole and the latest is plain text (nothing
+   * decoded): what the encoder stage reads for the harm of a conversation. Worked out on first
+   * call (a static pass over that message), since only the encoder stage asks.
+   */
+  latestRequest: () => { text: string; harm: HarmOutput } | null;
   /**
    * Whether the encoder stage read the request's harm with the static detector (`withRequestHarm`);
    * `staticHarm` is then the static detector's overall score of `harm`.
@@ -154,6 +162,9 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
   );
   // An answer is judged with the request it answers (see harmInContext).
   const requestHarm = input ? checkedHarm : runHarm(detectors, userAn, 'prompt', () => undefined);
+  let latest: ReturnType<RequestAnalysis['latestRequest']> | undefined;
+  const latestRequest = () =>
+    latest !== undefined ? latest : (latest = latestOf(parts, userAn, vocabulary, detectors));
   const { harm, context: outputContext } = input
     ? { harm: checkedHarm, context: null }
     : harmInContext(detectors, checkedHarm, requestHarm, checkedAn);
@@ -188,6 +199,7 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     checkedHarm,
     harm,
     requestHarm,
+    latestRequest,
     harmFrom: 'static',
     staticHarm: harm?.any.score ?? 0,
     outputContext,
@@ -197,6 +209,21 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     jailbreakVariants: userAn.norm.variants.map((v) => v.text),
     encoderMode: policy.config.encoder,
   };
+}
+
+/** `RequestAnalysis.latestRequest`. */
+function latestOf(
+  parts: ConversationParts,
+  userAn: Analysis,
+  vocabulary: ReadonlySet<string>,
+  detectors: Detectors,
+): ReturnType<RequestAnalysis['latestRequest']> {
+  const last = parts.user.at(-1);
+  if (parts.user.length < 2 || !last || userAn.joined.length <= MAX_SEGMENT_CHARS) return null;
+  if (last.text.length > MAX_SEGMENT_CHARS) return null;
+  const an = analyse([last], vocabulary);
+  const harm = runHarm(detectors, an, 'prompt', () => undefined);
+  return harm && an.norm.variants.length === 0 ? { text: an.norm.canonical, harm } : null;
 }
 
 /**
