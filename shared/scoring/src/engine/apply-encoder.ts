@@ -193,8 +193,8 @@ export interface EncoderVerdicts {
  * for inputs routed by the static jailbreak score. Harm (policies with harm rules): the user
  * input routed by either score gets the static and the encoder's harm together (`calibratedHarm`,
  * `withOverall`), for an input read whole and not disguised, or by its latest message
- * (`harmTarget`); on output the answer is then judged with that request. `read`: the embeddings of what it read of the input, which custom rules by
- * meaning reuse.
+ * (`harmTarget`); on output the answer is then judged with that request. `read`: the embeddings
+ * of what it read of the input, which custom rules by meaning reuse.
  */
 export async function encoderStage(
   an: RequestAnalysis,
