@@ -35,7 +35,10 @@ import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-p
 import { encoderReads } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { MAX_SEGMENT_CHARS } from '../../shared/scoring/src/ml/features.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
-import type { EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
+import {
+  logit as toLogit,
+  type EncoderManifest,
+} from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
@@ -113,10 +116,6 @@ const analyse = (text: string) =>
     },
     deps,
   );
-const toLogit = (p: number): number => {
-  const q = Math.min(1 - 1e-7, Math.max(1e-7, p));
-  return Math.log(q / (1 - q));
-};
 const HARM = base.heads.indexOf('harm');
 const logitOf = (probs: readonly number[] | undefined, head = 0): number =>
   toLogit(probs?.[head] ?? 0);
@@ -276,10 +275,10 @@ const flagged = (texts: { jb: number[] }[], off: number) =>
   texts.filter((t) => a * Math.max(...t.jb) + b + off >= Z_TARGET).length /
   Math.max(1, texts.length);
 
-// Harm of prompts read by both models: Platt scaling of the added logits on the calibration
-// prompts with a harm target, shifted so that 1% of the ordinary benign ones reach the default
-// violation threshold (0.5); the cascade also routes the top HARM_ROUTE_SHARE of them by the
-// static harm score.
+// Harm of prompts read by both models: a logistic regression of the harm target on the static
+// and the encoder's harm logits over the calibration prompts that have one, shifted so that 1% of
+// the ordinary benign ones reach the default violation threshold (0.5); the cascade also routes
+// the top HARM_ROUTE_SHARE of them by the static harm score.
 const harmRows = rows.flatMap((r, i) => ((r.targets[HARM] ?? -1) >= 0 ? [i] : []));
 const [ws = 1, we = 1, wb = 0] = fitLogistic(
   harmRows.map((i) => harmZ[i] ?? [0, 0]),

@@ -83,7 +83,7 @@ export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderM
 }
 
 /** Log-odds of a probability, kept finite. */
-const logit = (p: number): number => {
+export const logit = (p: number): number => {
   const q = Math.min(1 - 1e-7, Math.max(1e-7, p));
   return Math.log(q / (1 - q));
 };
