@@ -289,8 +289,10 @@ export async function encoderStage(
 function harmTarget(an: RequestAnalysis): { harm: HarmOutput; latest?: string } | null {
   if (readWhole(an) && an.jailbreakVariants.length === 0)
     return an.requestHarm ? { harm: an.requestHarm } : null;
+  // A short input with a decoded payload stays static: there is no longer whole to read apart.
+  if (an.jailbreakInput.length <= MAX_SEGMENT_CHARS) return null;
   const l = an.latestRequest();
-  return l && l.text.length <= MAX_SEGMENT_CHARS ? { harm: l.harm, latest: l.text } : null;
+  return l ? { harm: l.harm, latest: l.text } : null;
 }
 
 /**

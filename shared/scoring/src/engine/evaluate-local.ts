@@ -71,10 +71,10 @@ export interface RequestAnalysis {
   /** Harm of the user's request (prompt calibration): `checkedHarm` on input. */
   requestHarm: HarmOutput | null;
   /**
-   * The latest user message, normalised, and its static harm, when the user input is several
-   * messages too long for the encoder to read whole and the latest is plain text (nothing
-   * decoded): what the encoder stage reads for the harm of a conversation. Worked out on first
-   * call (a static pass over that message), since only the encoder stage asks.
+   * The latest of several user messages, normalised, and its static harm, when it fits one read of
+   * the encoder (up to 400 characters) and is plain text (nothing decoded): what the encoder stage
+   * reads for the harm of a conversation too long to read whole. Worked out on first call (a
+   * static pass over that message), since only the encoder stage asks, and only then.
    */
   latestRequest: () => { text: string; harm: HarmOutput } | null;
   /**
@@ -164,7 +164,7 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
   const requestHarm = input ? checkedHarm : runHarm(detectors, userAn, 'prompt', () => undefined);
   let latest: ReturnType<RequestAnalysis['latestRequest']> | undefined;
   const latestRequest = () =>
-    latest !== undefined ? latest : (latest = latestOf(parts, userAn, vocabulary, detectors));
+    latest !== undefined ? latest : (latest = latestOf(parts, vocabulary, detectors));
   const { harm, context: outputContext } = input
     ? { harm: checkedHarm, context: null }
     : harmInContext(detectors, checkedHarm, requestHarm, checkedAn);
@@ -214,16 +214,15 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
 /** `RequestAnalysis.latestRequest`. */
 function latestOf(
   parts: ConversationParts,
-  userAn: Analysis,
   vocabulary: ReadonlySet<string>,
   detectors: Detectors,
 ): ReturnType<RequestAnalysis['latestRequest']> {
   const last = parts.user.at(-1);
-  if (parts.user.length < 2 || !last || userAn.joined.length <= MAX_SEGMENT_CHARS) return null;
-  if (last.text.length > MAX_SEGMENT_CHARS) return null;
+  if (parts.user.length < 2 || !last || last.text.length > MAX_SEGMENT_CHARS) return null;
   const an = analyse([last], vocabulary);
   const harm = runHarm(detectors, an, 'prompt', () => undefined);
-  return harm && an.norm.variants.length === 0 ? { text: an.norm.canonical, harm } : null;
+  const plain = an.norm.variants.length === 0 && an.norm.canonical.length <= MAX_SEGMENT_CHARS;
+  return harm && plain ? { text: an.norm.canonical, harm } : null;
 }
 
 /**
@@ -236,13 +235,10 @@ export function withRequestHarm(
   requestHarm: HarmOutput,
   detectors: Detectors,
 ): RequestAnalysis {
-  const judged =
-    an.parts.phase === 'input'
-      ? { harm: requestHarm, checkedHarm: requestHarm, outputContext: null }
-      : (({ harm, context }) => ({ harm, outputContext: context }))(
-          harmInContext(detectors, an.checkedHarm, requestHarm, an.checkedAn),
-        );
-  return { ...an, ...judged, requestHarm, harmFrom: 'encoder' };
+  const read = { ...an, requestHarm, harmFrom: 'encoder' as const };
+  if (an.parts.phase === 'input') return { ...read, harm: requestHarm, checkedHarm: requestHarm };
+  const { harm, context } = harmInContext(detectors, an.checkedHarm, requestHarm, an.checkedAn);
+  return { ...read, harm, outputContext: context };
 }
 
 /**
