@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { HarmCategory } from '../detectors.js';
 import { defaultModelDir, sigmoid } from '../ml/ml-model.js';
 
 /** How a request uses the encoder: never, for the inputs the static model is unsure of, or always. */
@@ -70,6 +71,19 @@ export interface EncoderManifest {
    * ten) and 0.3 (`low`: 5% of them). Absent: rules are not scored by meaning.
    */
   rule_meaning?: { at: number; low: number };
+  /**
+   * Harm categories by meaning: one description per category (`topics`), and the cosine `at` from
+   * which a request read for harm is said to speak of its nearest one (`nearestHarmTopic`), as
+   * when it uses the category's words (harm-cues.ts), if that category is one of `lends`. `at`:
+   * the lowest cosine (steps of 0.005) at which the preset's verdicts flag at most 0.2% more of
+   * the calibration split's benign prompts (calibrate-harm-topics.ts). Absent: categories are
+   * read by their words only.
+   */
+  harm_topics?: {
+    at: number;
+    topics: Partial<Record<HarmCategory, string>>;
+    lends: HarmCategory[];
+  };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;
 }
@@ -127,6 +141,29 @@ const LOGIT_03 = Math.log(0.3 / 0.7);
  */
 export function ruleMeaningScore(point: { at: number; low: number }, cosine: number): number {
   return sigmoid(((cosine - point.at) / Math.max(1e-6, point.at - point.low)) * -LOGIT_03);
+}
+
+/** A harm category a text speaks of by meaning, and how near its description the text is. */
+export interface HarmTopic {
+  category: HarmCategory;
+  cosine: number;
+}
+
+/**
+ * The category whose description (`topics`, embedded) is nearest the text's embedding, when that
+ * cosine reaches `at`; null otherwise (or with no topics).
+ */
+export function nearestHarmTopic(
+  embedding: Float32Array,
+  topics: readonly { category: HarmCategory; embedding: Float32Array }[],
+  at: number,
+): HarmTopic | null {
+  let best: HarmTopic | null = null;
+  for (const t of topics) {
+    const c = cosine(embedding, t.embedding);
+    if (!best || c > best.cosine) best = { category: t.category, cosine: c };
+  }
+  return best && best.cosine >= at ? best : null;
 }
 
 /** Cosine similarity of two L2-normalised embeddings. */

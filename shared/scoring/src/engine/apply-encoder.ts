@@ -6,16 +6,18 @@
  * The same encoder's embeddings score the custom rules no detector answers by meaning
  * (`encoderRuleMeaning`).
  */
-import { HARM_CATEGORIES, type HarmOutput } from '../detectors.js';
+import { HARM_CATEGORIES, type HarmCategory, type HarmOutput } from '../detectors.js';
 import {
   calibratedHarm,
   calibratedJailbreak,
   cosine,
+  nearestHarmTopic,
   ruleMeaningScore,
   type Encoder,
   type EncoderItem,
   type EncoderManifest,
   type EncoderMode,
+  type HarmTopic,
 } from '../encoder/encoder.js';
 import type { RulePlan } from '../router/rule-router.js';
 import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
@@ -180,6 +182,11 @@ export interface EncoderVerdicts {
    * (`withRequestHarm`): a policy with harm rules and a manifest with a harm point.
    */
   harm?: HarmOutput;
+  /**
+   * The harm category the request read for harm speaks of by meaning (`nearestHarmTopic`): a
+   * category rule takes the overall harm score for it as for the category's words.
+   */
+  harmTopic?: HarmTopic;
   /** Why the static verdicts stand: the encoder failed. */
   note?: string;
   /** The embeddings of what was read of the input (the whole of it or its parts). */
@@ -221,12 +228,17 @@ export async function encoderStage(
       ? encoderReads(an, stage)
       : { texts: [], variants: [], inParts: false, windows: 0, flagged: 0, complete: true };
   const latest = byHarm ? target?.latest : undefined;
+  const topicsPoint = byHarm ? stage.manifest.harm_topics : undefined;
+  const topics = topicsPoint ? topicEmbeddings.get(stage) : undefined;
+  const topicTexts = topicsPoint && !topics ? topicEntries(topicsPoint.topics) : [];
   let score: number;
   let harmScore: number | null = null;
+  let harmTopic: HarmTopic | null = null;
   let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
-    const items = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])].map((text) => ({
+    const texts = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])];
+    const items = [...texts, ...topicTexts.map(([, text]) => text)].map((text) => ({
       role: 'prompt' as const,
       text,
     }));
@@ -237,12 +249,22 @@ export async function encoderStage(
     const input = out.slice(0, reads.texts.length + reads.variants.length);
     score = Math.max(...input.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
+    // What harm read: the latest message, or the input itself (read whole, nothing decoded).
+    const harmRead = latest ? out.slice(texts.length - 1, texts.length) : input;
     if (byHarm && target)
-      harmScore = calibratedHarm(
-        encoder.manifest,
-        target.harm.any.score,
-        latest ? out.slice(-1) : input,
-      );
+      harmScore = calibratedHarm(encoder.manifest, target.harm.any.score, harmRead);
+    if (topicsPoint && harmScore !== null) {
+      const embedded =
+        topics ??
+        topicTexts.map(([category], i) => ({
+          category,
+          embedding: out[texts.length + i]?.embedding as Float32Array,
+        }));
+      if (!topics) topicEmbeddings.set(stage, embedded);
+      const [first] = harmRead;
+      const nearest = first && nearestHarmTopic(first.embedding, embedded, topicsPoint.at);
+      if (nearest && topicsPoint.lends.includes(nearest.category)) harmTopic = nearest;
+    }
   } catch (e) {
     if (signal?.aborted) throw e;
     return {
@@ -273,10 +295,26 @@ export async function encoderStage(
         }
       : {}),
     ...(an.requestHarm && harmScore !== null
-      ? { harm: withOverall(an.requestHarm, harmScore, latest !== undefined) }
+      ? {
+          harm: withOverall(an.requestHarm, harmScore, latest !== undefined),
+          ...(harmTopic ? { harmTopic } : {}),
+        }
       : {}),
     ...(read.length > 0 ? { read } : {}),
   };
+}
+
+/** The embedded descriptions of the harm categories (`harm_topics`), per stage, read once. */
+const topicEmbeddings = new WeakMap<
+  EncoderStage,
+  { category: HarmCategory; embedding: Float32Array }[]
+>();
+
+/** The manifest's category descriptions, in the order of HARM_CATEGORIES. */
+function topicEntries(topics: Partial<Record<HarmCategory, string>>): [HarmCategory, string][] {
+  return HARM_CATEGORIES.flatMap((c) =>
+    topics[c] ? [[c, topics[c]] as [HarmCategory, string]] : [],
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 /** One request through normalisation, detectors, scanners and the rule router: the local verdicts. */
 import type { Detectors, HarmCategory, HarmOutput, Span } from '../detectors.js';
-import type { EncoderMode } from '../encoder/encoder.js';
+import type { EncoderMode, HarmTopic } from '../encoder/encoder.js';
 import { MAX_SEGMENT_CHARS } from '../ml/features.js';
 import type { ScoreRequest } from '../engine-types.js';
 import { scoreRule, type RuleContext } from '../router/score-rule.js';
@@ -83,6 +83,8 @@ export interface RequestAnalysis {
    */
   harmFrom: 'static' | 'encoder';
   staticHarm: number;
+  /** The harm category the request speaks of by meaning, when the encoder stage read its harm. */
+  requestTopic?: HarmTopic;
   outputContext: OutputContext | null;
   indirectSources: Array<{ origin: string; score: number }>;
   indirectScore: number;
@@ -228,14 +230,20 @@ function latestOf(
 /**
  * `an` with its request's harm as the encoder stage read it with the static detector
  * (apply-encoder.ts): on input that is the harm the rules read; on output the answer is judged
- * with it again (`harmInContext`).
+ * with it again (`harmInContext`). `requestTopic`: the category the request speaks of by meaning.
  */
 export function withRequestHarm(
   an: RequestAnalysis,
   requestHarm: HarmOutput,
   detectors: Detectors,
+  requestTopic?: HarmTopic,
 ): RequestAnalysis {
-  const read = { ...an, requestHarm, harmFrom: 'encoder' as const };
+  const read = {
+    ...an,
+    requestHarm,
+    harmFrom: 'encoder' as const,
+    ...(requestTopic ? { requestTopic } : {}),
+  };
   if (an.parts.phase === 'input') return { ...read, harm: requestHarm, checkedHarm: requestHarm };
   const { harm, context } = harmInContext(detectors, an.checkedHarm, requestHarm, an.checkedAn);
   return { ...read, harm, outputContext: context };
@@ -286,6 +294,9 @@ export function decide(
     leakage,
     destructive,
     contentStems: () => (checkedStems ??= checkedAn.views.flatMap((v) => contentStemsOf(v.tokens))),
+    // The category the request speaks of by meaning, on input and, like its words, when the
+    // answer is harmful through the request.
+    ...(an.requestTopic && (input || harm !== checkedHarm) ? { harmTopic: an.requestTopic } : {}),
     // When the answer is harmful through the request it goes along with, the request's words
     // say which category ("Sure, step one: ..." names none).
     harmCues: () =>
@@ -371,6 +382,7 @@ export function decide(
     jailbreakFrom: stage ? 'encoder' : 'static',
     harmFrom: an.harmFrom,
     staticHarm: an.staticHarm,
+    ...(an.requestTopic ? { harmTopic: an.requestTopic } : {}),
     injection,
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,

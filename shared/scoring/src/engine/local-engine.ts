@@ -97,7 +97,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         // On input, what the encoder stage read is the checked text: reused, not read again.
         const read = an.parts.phase === 'input' ? enc.read : undefined;
         const meaning = await encoderRuleMeaning(an, options.encoder, signal, read);
-        const judged = enc.harm ? withRequestHarm(an, enc.harm, detectors) : an;
+        const judged = enc.harm ? withRequestHarm(an, enc.harm, detectors, enc.harmTopic) : an;
         ev = decide(judged, enc.jailbreak, meaning.scores);
         for (const note of [enc.note, meaning.note]) if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);

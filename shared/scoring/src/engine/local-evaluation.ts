@@ -3,6 +3,7 @@ import type { ScoreRequest } from '../engine-types.js';
 import type { RulePlan } from '../router/rule-router.js';
 import type { RuleEvaluation } from '../router/score-rule.js';
 import type { HarmOutput } from '../detectors.js';
+import type { HarmTopic } from '../encoder/encoder.js';
 import type { MutationEvidence } from '../text/normalize.js';
 import type { ConversationParts } from './conversation.js';
 import type { ModeProfile } from './modes.js';
@@ -39,6 +40,8 @@ export interface LocalEvaluation {
   harmFrom: 'static' | 'encoder';
   /** The static detector's overall harm score (`harm.any` when `harmFrom` is static). */
   staticHarm: number;
+  /** The harm category the request speaks of by meaning (when the encoder read its harm). */
+  harmTopic?: HarmTopic;
   /** Output phase: the request's harm and the answer's compliance with it (null on input). */
   outputContext: OutputContext | null;
   mutationEvidence: MutationEvidence[];

@@ -4,6 +4,7 @@
  * said something (scores > 0.05).
  */
 import type { DetectorOutput, HarmCategory, HarmOutput } from '../detectors.js';
+import type { HarmTopic } from '../encoder/encoder.js';
 import type { LeakageResult } from '../scanners/leakage-scanner.js';
 import type { PiiFinding } from '../scanners/pii-scanner.js';
 import type { PiiType } from '../scanners/scanners-config.js';
@@ -36,6 +37,11 @@ export interface RuleContext {
   contentStems(): readonly string[];
   /** Harm categories whose vocabulary occurs on the checked side (see harm-cues.ts). */
   harmCues(): ReadonlySet<HarmCategory>;
+  /**
+   * The harm category the request speaks of by meaning (the encoder's embedding near the
+   * category's description), when the encoder read the request's harm.
+   */
+  harmTopic?: HarmTopic;
   /** Content stems of the system prompt (topic of "stay on topic" rules without a subject). */
   systemPromptStems(): ReadonlySet<string>;
   /** Steps left for the request's regexes (rule regexes and the regex scanner share it). */
@@ -80,11 +86,19 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
       // The overall head is the strong one: lend its score to a category the text speaks of.
       // (Lending it by the category heads' shares when the text names no category was measured
       // too: +5.5 points of harmful recall for +1.9 points of benign over-blocking; not shipped.)
+      // Or, when the text speaks of no category by its words, to the category the request
+      // speaks of by meaning (apply-encoder.ts).
       if (cues.has(c))
         consider(
           harm.any.score,
           `harm:${c}`,
           `harm detector overall, with ${c} vocabulary in the text`,
+        );
+      else if (ctx.harmTopic?.category === c && cues.size === 0)
+        consider(
+          harm.any.score,
+          `harm:${c}`,
+          `harm detector overall, the request near ${c} by meaning (cosine ${r2(ctx.harmTopic.cosine)})`,
         );
     }
   }

@@ -1,0 +1,171 @@
+/**
+ * Harm categories by meaning (`harm_topics` in encoder.json). A category rule takes the overall
+ * harm score when the text speaks of the category: by its words (router/harm-cues.ts) or, for a
+ * request the encoder read for harm, by meaning: its embedding is nearest that category's
+ * description among the twelve, at a cosine of at least `at`, the category is one of LENDS and
+ * the text names no category by its words.
+ * This script writes the descriptions (the preset Basic Content Safety's rule for each category
+ * it has; privacy's written here) and sets `at` on the calibration split of the training build,
+ * by the product's own engine and encoder. Run after calibrate.ts, which rewrites the manifest:
+ *
+ *   node --conditions=source --import tsx scripts/encoder/calibrate-harm-topics.ts TRAIN_TEXTS.jsonl DIR
+ *
+ * Every calibration prompt with a harm target (benign or harmful) is scored through the preset as
+ * the monitor endpoint scores it, without topics; a prompt would be flagged besides when its harm
+ * was read by both models, reaches the violation threshold and its nearest category (a rule of the
+ * preset) is at `at` or nearer. `at` is the lowest cosine, in steps of 0.005, at which that adds at
+ * most ADDED_BUDGET (0.2%) of the benign prompts to those the preset flags already: hard negatives
+ * included (abusive-language contrast cases, look-alikes), since those are where the overall harm
+ * score is wrong and a topic would lend it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { HARM_CATEGORIES, type HarmCategory } from '../../shared/scoring/src/detectors.js';
+import { createDefaultEngine } from '../../shared/scoring/src/default-engine.js';
+import {
+  nearestHarmTopic,
+  type EncoderManifest,
+} from '../../shared/scoring/src/encoder/encoder.js';
+import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
+import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
+import { harmCues } from '../../shared/scoring/src/router/harm-cues.js';
+import { contentStemsOf } from '../../shared/scoring/src/router/score-rule.js';
+import { presetScoreFields } from '../../shared/testing/src/score-request.js';
+
+const ADDED_BUDGET = 0.002;
+/**
+ * The categories a request's meaning lends the overall score to: those of harmful acts. Not the
+ * four whose training rows are mostly abusive language (sexual, sexual_minors, hate,
+ * harassment), where the overall score is high on plain statements with identity words ("I am
+ * gay" 0.97 on the validation split) that lie nearest those categories' descriptions: lent, they
+ * became violations of the sexual-content-involving-minors rule. Those keep their words (and a
+ * request nearest one of them lends to no other category).
+ */
+const LENDS: HarmCategory[] = [
+  'violence',
+  'weapons',
+  'self_harm',
+  'illegal_drugs',
+  'cybercrime',
+  'fraud',
+  'extremism',
+  'privacy',
+];
+/** The harm target's index in the build's rows (build-dataset.ts `HEADS`). */
+const HARM_TARGET = 2;
+const STEP = 0.005;
+const PRESET = 'Basic Content Safety';
+/** The one category the preset has no rule for. */
+const PRIVACY = "No doxxing, stalking or exposing a person's private information.";
+
+const [textsFile, dir] = process.argv.slice(2);
+if (!textsFile || !dir) {
+  console.error('usage: calibrate-harm-topics.ts TRAIN_TEXTS.jsonl MODEL_DIR');
+  process.exit(2);
+}
+const manifestPath = path.join(dir, 'encoder.json');
+const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderManifest;
+if (!manifest.harm) {
+  console.error(`${manifestPath} has no harm point: run calibrate.ts first`);
+  process.exit(2);
+}
+// The engine reads the manifest: without topics, the verdicts they would add to.
+delete manifest.harm_topics;
+fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
+
+const policy = await presetScoreFields(PRESET);
+const rules = policy.rules as { name: string; description: string }[];
+const isCategory = (n: string): n is HarmCategory =>
+  (HARM_CATEGORIES as readonly string[]).includes(n);
+const topics: Partial<Record<HarmCategory, string>> = { privacy: PRIVACY };
+for (const r of rules) if (isCategory(r.name)) topics[r.name] = r.description;
+const inPolicy = new Set(rules.map((r) => r.name));
+
+interface Row {
+  text: string;
+  source: string;
+  label: string;
+  role: string;
+  split: string;
+}
+const rows: Row[] = [];
+for await (const line of readline.createInterface({ input: fs.createReadStream(textsFile) })) {
+  if (!line.trim()) continue;
+  const r = JSON.parse(line) as Row & { targets: number[] };
+  if (r.split === 'calib' && r.role === 'prompt' && (r.targets[HARM_TARGET] ?? -1) >= 0)
+    rows.push(r);
+}
+
+const t0 = performance.now();
+const engine = createDefaultEngine({ encoder: { mode: 'cascade', dir } });
+const encoder = await createOnnxEncoder(dir);
+const deps = { detectors: createMlDetectors(), compile: createPolicyCompiler() };
+const entries = HARM_CATEGORIES.flatMap((c) => (topics[c] ? [[c, topics[c]] as const] : []));
+const embedded = (
+  await encoder.encode(entries.map(([, text]) => ({ role: 'prompt' as const, text })))
+).map((o, i) => ({ category: entries[i]?.[0] as HarmCategory, embedding: o.embedding }));
+
+/** Per prompt: flagged without topics, and the cosine of its nearest category when it could add. */
+const scored: { benign: boolean; flagged: boolean; cosine: number | null }[] = [];
+for (const [i, r] of rows.entries()) {
+  const request = {
+    messages: [{ role: 'user' as const, content: r.text }],
+    ...policy,
+    reasoning_mode: 'off' as const,
+  };
+  const res = await engine.score(request);
+  const harm = res.scanner_output.harm as { score: number; detector?: string };
+  let cosine: number | null = null;
+  if (res.violation === 0 && harm.detector === 'encoder' && harm.score >= 0.5) {
+    // What the engine read for harm: the input as the analysis joins it (read whole); a text
+    // that speaks of a category by its words takes no category by meaning (score-rule.ts).
+    const an = analyseRequest(request, deps);
+    const words = harmCues(an.checkedAn.views.flatMap((v) => contentStemsOf(v.tokens)));
+    const [out] = await encoder.encode([{ role: 'prompt', text: an.jailbreakInput }]);
+    const topic = out && nearestHarmTopic(out.embedding, embedded, -Infinity);
+    if (topic && words.size === 0 && LENDS.includes(topic.category) && inPolicy.has(topic.category))
+      cosine = topic.cosine;
+  }
+  scored.push({ benign: r.label === 'benign', flagged: res.violation > 0, cosine });
+  if ((i + 1) % 2000 === 0)
+    console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
+}
+await engine.close();
+await encoder.close();
+
+const benign = scored.filter((s) => s.benign);
+const harmful = scored.filter((s) => !s.benign);
+const share = (xs: typeof scored, f: (s: (typeof scored)[number]) => boolean) =>
+  Math.round((1e4 * xs.filter(f).length) / Math.max(1, xs.length)) / 1e4;
+const added = (xs: typeof scored, at: number) =>
+  share(xs, (s) => s.cosine !== null && s.cosine >= at);
+let at = 1;
+for (let k = Math.round(1 / STEP); k >= 0; k--) {
+  const c = Math.round(k * STEP * 1e4) / 1e4;
+  if (added(benign, c) > ADDED_BUDGET) break;
+  at = c;
+}
+
+manifest.harm_topics = { at, topics, lends: LENDS };
+manifest.provenance = {
+  ...manifest.provenance,
+  harm_topics: {
+    calibration: `calib split prompts with a harm target, through the preset ${PRESET}`,
+    prompts: scored.length,
+    benign: benign.length,
+    harmful: harmful.length,
+    // On the calibration prompts themselves (fitted; not a quality claim).
+    calib_benign_flagged_without: share(benign, (s) => s.flagged),
+    calib_benign_added: added(benign, at),
+    calib_harmful_flagged_without: share(harmful, (s) => s.flagged),
+    calib_harmful_added: added(harmful, at),
+    seconds: Math.round((performance.now() - t0) / 1000),
+  },
+};
+fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
+console.log(
+  JSON.stringify({ harm_topics: { at }, ...(manifest.provenance.harm_topics as object) }, null, 1),
+);
