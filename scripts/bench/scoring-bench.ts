@@ -3,12 +3,14 @@
  * To measure another piece (e.g. the whole engine), add an entry to `benchCases()`.
  *
  * Usage: npm run bench:scoring [-- --iterations 3000] [--ordinary | --texts FILE.jsonl [--label L]
- *                               [--role R]] [--only SUBSTRING]
+ *                               [--role R]] [--only SUBSTRING] [--encoder-dir DIR]
  *
  * The texts are 1 KB of generated word salad (English words with some non-ASCII ones); --ordinary
  * uses 1 KB made of whole ordinary requests instead (ordinary-requests.mjs, as bench:scorer
  * sends); --texts measures on the `text` of each row of a JSONL file (as they are, not cut),
- * keeping the rows with that `label` and `role` (absent role: prompt) when given; --only runs the cases whose name contains SUBSTRING.
+ * keeping the rows with that `label` and `role` (absent role: prompt) when given; --only runs the cases whose name contains SUBSTRING;
+ * --encoder-dir adds the cascade with the encoder (model.int8.onnx, encoder.json) of DIR, to compare
+ * another calibration or model with the shipped one in the same run.
  * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
  * does; "share to encoder" is how many samples the encoder stage decided (the jailbreak signal or
  * the harm of the request).
@@ -31,7 +33,8 @@ export interface BenchCase {
   run: (text: string) => void | Promise<boolean>;
 }
 
-export async function benchCases(): Promise<BenchCase[]> {
+/** `encoderDir`: also the cascade with the encoder of that folder (a reference in the same run). */
+export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
   const det = createMlDetectors();
   // The whole local engine as POST /guard/monitor runs it with no policy given: the preset
   // "Basic Content Safety" (11 rules), normalisation, detectors, rule router, tokenizer.
@@ -48,10 +51,10 @@ export async function benchCases(): Promise<BenchCase[]> {
       (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
     );
   // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
-  const withEncoder = (mode: 'off' | 'cascade' | 'all'): BenchCase => {
-    const e = createDefaultEngine({ encoder: { mode } });
+  const withEncoder = (mode: 'off' | 'cascade' | 'all', dir?: string): BenchCase => {
+    const e = createDefaultEngine({ encoder: { mode, ...(dir ? { dir } : {}) } });
     return {
-      name: `engine + encoder ${mode}, Basic Content Safety (user text)`,
+      name: `engine + encoder ${mode}, Basic Content Safety (user text${dir ? `; encoder of ${dir}` : ''})`,
       run: async (t) => {
         return readByEncoder(await e.score(request([{ role: 'user', content: t }])));
       },
@@ -72,6 +75,7 @@ export async function benchCases(): Promise<BenchCase[]> {
     withEncoder('off'),
     withEncoder('cascade'),
     withEncoder('all'),
+    ...(encoderDir ? [withEncoder('cascade', encoderDir)] : []),
     {
       name: 'engine + encoder cascade, Basic Content Safety + 3 custom rules by meaning',
       run: async (t) => {
@@ -188,7 +192,7 @@ async function main(): Promise<void> {
       ? `${texts.length} texts from ${file}, mean ${(kb * 1024).toFixed(0)} bytes`
       : `500 generated 1 KB texts (${ordinary ? 'ordinary requests' : 'word salad'})`,
   );
-  for (const bench of await benchCases()) {
+  for (const bench of await benchCases(arg('--encoder-dir'))) {
     if (only !== undefined && !bench.name.includes(only)) continue;
     for (let i = 0; i < 300; i++) await bench.run(texts[i % texts.length] ?? '');
     const samples: number[] = [];

@@ -6,12 +6,14 @@
  *
  *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
  *                           [--model-dir DIR] [--no-request] [--source NAME]
- *                           [--encoder off|cascade|all] [--wrap CHARS] [--history N]
+ *                           [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS]
+ *                           [--history N]
  *
  * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
  * response after the neutral user turn, to measure what judging an answer with its request adds;
  * --source keeps the rows of one source; --encoder sets the jailbreak encoder stage as
- * GUARD_ENCODER does (default cascade, as served). --wrap CHARS puts each user-text row between
+ * GUARD_ENCODER does (default cascade, as served); --encoder-dir reads the encoder (model.int8.onnx
+ * and encoder.json) from DIR instead of the shipped one, to compare two. --wrap CHARS puts each user-text row between
  * two runs of about CHARS characters of ordinary requests (scripts/bench/ordinary-requests.mjs,
  * fixed seed): an attack buried in the middle of a long prompt, where the encoder's 96 + 30 token
  * window does not reach it; benign rows become long ordinary prompts. --history N sends each
@@ -39,6 +41,7 @@ const { values, positionals } = parseArgs({
     'no-request': { type: 'boolean', default: false },
     source: { type: 'string' },
     encoder: { type: 'string', default: 'cascade' },
+    'encoder-dir': { type: 'string' },
     wrap: { type: 'string' },
     history: { type: 'string' },
   },
@@ -46,7 +49,7 @@ const { values, positionals } = parseArgs({
 const file = positionals[0];
 if (!file) {
   console.error(
-    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--wrap CHARS] [--history N]',
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS] [--history N]',
   );
   process.exit(2);
 }
@@ -57,7 +60,11 @@ if (mode !== 'off' && mode !== 'cascade' && mode !== 'all') {
   console.error(`--encoder: expected off, cascade or all, got "${mode}"`);
   process.exit(2);
 }
-const engine = createDefaultEngine({ ...(modelDir ? { modelDir } : {}), encoder: { mode } });
+const encoderDir = values['encoder-dir'];
+const engine = createDefaultEngine({
+  ...(modelDir ? { modelDir } : {}),
+  encoder: { mode, ...(encoderDir ? { dir: encoderDir } : {}) },
+});
 const limit = values.limit ? Number(values.limit) : Infinity;
 const wrap = values.wrap === undefined ? 0 : Number(values.wrap);
 if (!Number.isInteger(wrap) || wrap < 0) {
