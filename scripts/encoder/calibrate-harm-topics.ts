@@ -28,6 +28,7 @@ import {
   type EncoderManifest,
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { topicEntries } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
@@ -103,7 +104,7 @@ const t0 = performance.now();
 const engine = createDefaultEngine({ encoder: { mode: 'cascade', dir } });
 const encoder = await createOnnxEncoder(dir);
 const deps = { detectors: createMlDetectors(), compile: createPolicyCompiler() };
-const entries = HARM_CATEGORIES.flatMap((c) => (topics[c] ? [[c, topics[c]] as const] : []));
+const entries = topicEntries(topics);
 const embedded = (
   await encoder.encode(entries.map(([, text]) => ({ role: 'prompt' as const, text })))
 ).map((o, i) => ({ category: entries[i]?.[0] as HarmCategory, embedding: o.embedding }));

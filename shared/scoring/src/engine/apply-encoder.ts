@@ -311,7 +311,9 @@ const topicEmbeddings = new WeakMap<
 >();
 
 /** The manifest's category descriptions, in the order of HARM_CATEGORIES. */
-function topicEntries(topics: Partial<Record<HarmCategory, string>>): [HarmCategory, string][] {
+export function topicEntries(
+  topics: Partial<Record<HarmCategory, string>>,
+): [HarmCategory, string][] {
   return HARM_CATEGORIES.flatMap((c) =>
     topics[c] ? [[c, topics[c]] as [HarmCategory, string]] : [],
   );
