@@ -20,7 +20,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { HARM_CATEGORIES, type HarmCategory } from '../../shared/scoring/src/detectors.js';
 import { createDefaultEngine } from '../../shared/scoring/src/default-engine.js';
 import {
@@ -35,6 +34,7 @@ import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { harmCues } from '../../shared/scoring/src/router/harm-cues.js';
 import { contentStemsOf } from '../../shared/scoring/src/router/score-rule.js';
 import { presetScoreFields } from '../../shared/testing/src/score-request.js';
+import { calibPrompts, TARGET_INDEX } from './calib-prompts.js';
 
 const ADDED_BUDGET = 0.002;
 /**
@@ -55,8 +55,6 @@ const LENDS: HarmCategory[] = [
   'extremism',
   'privacy',
 ];
-/** The harm target's index in the build's rows (build-dataset.ts `HEADS`). */
-const HARM_TARGET = 2;
 const STEP = 0.005;
 const PRESET = 'Basic Content Safety';
 /** The one category the preset has no rule for. */
@@ -85,20 +83,7 @@ const topics: Partial<Record<HarmCategory, string>> = { privacy: PRIVACY };
 for (const r of rules) if (isCategory(r.name)) topics[r.name] = r.description;
 const inPolicy = new Set(rules.map((r) => r.name));
 
-interface Row {
-  text: string;
-  source: string;
-  label: string;
-  role: string;
-  split: string;
-}
-const rows: Row[] = [];
-for await (const line of readline.createInterface({ input: fs.createReadStream(textsFile) })) {
-  if (!line.trim()) continue;
-  const r = JSON.parse(line) as Row & { targets: number[] };
-  if (r.split === 'calib' && r.role === 'prompt' && (r.targets[HARM_TARGET] ?? -1) >= 0)
-    rows.push(r);
-}
+const rows = await calibPrompts(textsFile, TARGET_INDEX.harm);
 
 const t0 = performance.now();
 const engine = createDefaultEngine({ encoder: { mode: 'cascade', dir } });

@@ -30,7 +30,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { encoderReads } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { MAX_SEGMENT_CHARS } from '../../shared/scoring/src/ml/features.js';
@@ -43,6 +42,7 @@ import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
+import { calibPrompts, TARGET_INDEX } from './calib-prompts.js';
 
 const ROUTE_SHARE = 0.2;
 const HARM_ROUTE_SHARE = 0.1;
@@ -68,20 +68,7 @@ if (!textsFile || !dir) {
   process.exit(2);
 }
 
-interface Row {
-  text: string;
-  source: string;
-  label: string;
-  role: string;
-  split: string;
-  targets: number[];
-}
-const rows: Row[] = [];
-for await (const line of readline.createInterface({ input: fs.createReadStream(textsFile) })) {
-  if (!line.trim()) continue;
-  const r = JSON.parse(line) as Row;
-  if (r.split === 'calib' && r.role === 'prompt' && (r.targets[0] ?? -1) >= 0) rows.push(r);
-}
+const rows = await calibPrompts(textsFile, TARGET_INDEX.jailbreak);
 
 const manifestPath = path.join(dir, 'encoder.json');
 const base: EncoderManifest = {
@@ -190,7 +177,7 @@ const quantile = (xs: number[], q: number): number => {
 };
 const share = <T>(xs: readonly T[], f: (x: T) => boolean) =>
   xs.length ? xs.filter(f).length / xs.length : 0;
-const y = rows.map((r) => r.targets[0] ?? 0);
+const y = rows.map((r) => r.targets[TARGET_INDEX.jailbreak] ?? 0);
 const [a = 1, b = 0] = fitLogistic(
   logit.map((z) => [z]),
   y,
@@ -258,7 +245,7 @@ const long = {
   // Every eighth harmful calibration request between two runs of ordinary ones.
   wrapped_harmful: await readInParts(
     rows
-      .filter((r) => r.targets[HARM] === 1 && r.text.length <= 2000)
+      .filter((r) => r.targets[TARGET_INDEX.harm] === 1 && r.text.length <= 2000)
       .filter((_, i) => i % 8 === 0)
       .map((r) => joined(600, r.text)),
   ),
@@ -279,10 +266,10 @@ const flagged = (texts: { jb: number[] }[], off: number) =>
 // and the encoder's harm logits over the calibration prompts that have one, shifted so that 1% of
 // the ordinary benign ones reach the default violation threshold (0.5); the cascade also routes
 // the top HARM_ROUTE_SHARE of them by the static harm score.
-const harmRows = rows.flatMap((r, i) => ((r.targets[HARM] ?? -1) >= 0 ? [i] : []));
+const harmRows = rows.flatMap((r, i) => ((r.targets[TARGET_INDEX.harm] ?? -1) >= 0 ? [i] : []));
 const [ws = 1, we = 1, wb = 0] = fitLogistic(
   harmRows.map((i) => harmZ[i] ?? [0, 0]),
-  harmRows.map((i) => rows[i]?.targets[HARM] ?? 0),
+  harmRows.map((i) => rows[i]?.targets[TARGET_INDEX.harm] ?? 0),
 );
 const harmLinear = ([zs, ze]: [number, number]) => ws * zs + we * ze + wb;
 const harmShift = -quantile(
@@ -302,7 +289,7 @@ const harmPoint = {
   ),
 };
 const harmAt = (z: [number, number]) => harmLinear(z) + harmShift >= 0;
-const harmPositives = harmRows.filter((i) => rows[i]?.targets[HARM] === 1);
+const harmPositives = harmRows.filter((i) => rows[i]?.targets[TARGET_INDEX.harm] === 1);
 
 const longReport = Object.fromEntries(
   Object.entries(long).map(([k, texts]) => [

@@ -1,0 +1,30 @@
+/**
+ * The calibration split's prompts from build-dataset.ts's train-texts.jsonl (GUARD_TRAIN_TEXTS=1):
+ * what calibrate.ts and calibrate-harm-topics.ts set their points on.
+ */
+import fs from 'node:fs';
+import readline from 'node:readline';
+
+export interface CalibRow {
+  text: string;
+  source: string;
+  label: string;
+  role: string;
+  split: string;
+  /** Per head of the build (build-dataset.ts `HEADS`): 1, 0, or -1 for no target. */
+  targets: number[];
+}
+
+/** Indices of the build's targets (build-dataset.ts `HEADS`). */
+export const TARGET_INDEX = { jailbreak: 0, harm: 2 } as const;
+
+/** The calibration split's prompts that have a target for `target` (an index of `TARGET_INDEX`). */
+export async function calibPrompts(file: string, target: number): Promise<CalibRow[]> {
+  const rows: CalibRow[] = [];
+  for await (const line of readline.createInterface({ input: fs.createReadStream(file) })) {
+    if (!line.trim()) continue;
+    const r = JSON.parse(line) as CalibRow;
+    if (r.split === 'calib' && r.role === 'prompt' && (r.targets[target] ?? -1) >= 0) rows.push(r);
+  }
+  return rows;
+}
