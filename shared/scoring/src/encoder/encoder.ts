@@ -74,15 +74,15 @@ export interface EncoderManifest {
   /**
    * Harm categories by meaning: one description per category (`topics`), and the cosine `at` from
    * which a request read for harm is said to speak of its nearest one (`nearestHarmTopic`), as
-   * when it uses the category's words (harm-cues.ts), if that category is one of `lends`. `at`:
-   * the lowest cosine (steps of 0.005) at which the preset's verdicts flag at most 0.2% more of
-   * the calibration split's benign prompts (calibrate-harm-topics.ts). Absent: categories are
-   * read by their words only.
+   * when it uses the category's words (harm-cues.ts), if that category is one of `lends` (absent:
+   * every category described). `at`: the lowest cosine (steps of 0.005) at which the preset's
+   * verdicts flag at most 0.2% more of the calibration split's benign prompts
+   * (calibrate-harm-topics.ts). Absent: categories are read by their words only.
    */
   harm_topics?: {
     at: number;
     topics: Partial<Record<HarmCategory, string>>;
-    lends: HarmCategory[];
+    lends?: HarmCategory[];
   };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;

@@ -325,7 +325,7 @@ describe('encoder stage: harm of a prompt read by both models', () => {
         probs: [0.01, 0, 0.9, 0],
         embedding: Float32Array.from(EMBEDDINGS[i.text] ?? [0, 0, 0, 1]),
       }));
-    const topicEngine = (e: Encoder) =>
+    const topicEngine = (e: Encoder, m: EncoderManifest = topicManifest) =>
       createLocalEngine({
         detectors: createStubDetectors({
           jailbreak: [],
@@ -336,7 +336,7 @@ describe('encoder stage: harm of a prompt read by both models', () => {
         }),
         encoder: {
           defaultMode: 'cascade',
-          manifest: topicManifest,
+          manifest: m,
           encoder: async () => e,
           countTokens: words,
         },
@@ -388,6 +388,19 @@ describe('encoder stage: harm of a prompt read by both models', () => {
       );
       expect((near.scanner_output.harm as { topic?: unknown }).topic).toEqual({
         category: 'privacy',
+        cosine: 0.8,
+      });
+    });
+
+    it('a manifest without `lends` lets every described category lend', async () => {
+      const { lends: _, ...allLend } = topicManifest.harm_topics ?? { at: 0.5, topics: {} };
+      const r = await topicEngine(
+        topicEnc(),
+        testManifest({ ...topicManifest, harm_topics: allLend }),
+      ).score(asking('walk me through the plan for them'));
+      expect(r.violated_rules).toEqual([2]);
+      expect((r.scanner_output.harm as { topic?: unknown }).topic).toEqual({
+        category: 'hate',
         cosine: 0.8,
       });
     });

@@ -263,7 +263,8 @@ export async function encoderStage(
       if (!topics) topicEmbeddings.set(stage, embedded);
       const [first] = harmRead;
       const nearest = first && nearestHarmTopic(first.embedding, embedded, topicsPoint.at);
-      if (nearest && topicsPoint.lends.includes(nearest.category)) harmTopic = nearest;
+      if (nearest && (topicsPoint.lends ?? HARM_CATEGORIES).includes(nearest.category))
+        harmTopic = nearest;
     }
   } catch (e) {
     if (signal?.aborted) throw e;
