@@ -40,9 +40,9 @@ const ADDED_BUDGET = 0.002;
 /**
  * The categories a request's meaning lends the overall score to: those of harmful acts. Not the
  * four whose training rows are mostly abusive language (sexual, sexual_minors, hate,
- * harassment), where the overall score is high on plain statements with identity words ("I am
- * gay" 0.97 on the validation split) that lie nearest those categories' descriptions: lent, they
- * became violations of the sexual-content-involving-minors rule. Those keep their words (and a
+ * harassment), where the overall score is high on plain statements with identity words that lie
+ * nearest those categories' descriptions: lent, "yes i am gay" or "Gays são lindos" became
+ * violations of the sexual-content rules on the validation split. Those keep their words (and a
  * request nearest one of them lends to no other category).
  */
 const LENDS: HarmCategory[] = [
