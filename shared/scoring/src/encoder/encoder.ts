@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { HarmCategory } from '../detectors.js';
+import { z } from 'zod';
+import { HARM_CATEGORIES, type HarmCategory } from '../detectors.js';
 import { defaultModelDir, sigmoid } from '../ml/ml-model.js';
 
 /** How a request uses the encoder: never, for the inputs the static model is unsure of, or always. */
@@ -92,8 +93,54 @@ export function defaultEncoderDir(): string {
   return path.join(defaultModelDir(), 'encoder');
 }
 
+const platt = z.object({ a: z.number(), b: z.number() });
+const category = z.enum(HARM_CATEGORIES);
+/** The shape of `encoder.json`; fields it does not know are kept. */
+const manifestSchema: z.ZodType<EncoderManifest> = z.looseObject({
+  model: z.string().min(1),
+  heads: z.array(z.string()),
+  dims: z.int().positive(),
+  head_tokens: z.int().positive(),
+  tail_tokens: z.int().nonnegative(),
+  jailbreak: platt,
+  jailbreak_parts: platt.optional(),
+  route_above: z.number(),
+  harm: z
+    .object({ static: z.number(), encoder: z.number(), b: z.number(), route_above: z.number() })
+    .optional(),
+  rule_meaning: z.object({ at: z.number(), low: z.number() }).optional(),
+  harm_topics: z
+    .object({
+      at: z.number(),
+      topics: z.partialRecord(category, z.string()),
+      lends: z.array(category).optional(),
+    })
+    .optional(),
+  provenance: z.record(z.string(), z.unknown()).optional(),
+});
+
+/**
+ * The manifest in `dir`, checked: a file of another shape is an error here, when the engine is
+ * made, rather than an encoder that fails on every request it reads.
+ */
 export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderManifest {
-  return JSON.parse(readFileSync(path.join(dir, 'encoder.json'), 'utf8')) as EncoderManifest;
+  const file = path.join(dir, 'encoder.json');
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new Error(`${file} is not JSON: ${e.message}`);
+    throw e;
+  }
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success)
+    throw new Error(
+      `${file} is not an encoder manifest: ${parsed.error.issues
+        .slice(0, 5)
+        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+        .join('; ')}`,
+    );
+  return parsed.data;
 }
 
 /** Log-odds of a probability, kept finite. */

@@ -1,0 +1,47 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createDefaultEngine } from '../default-engine.js';
+import { testManifest } from '../testing/scripted-encoder.js';
+import { loadEncoderManifest } from './encoder.js';
+
+/** A folder holding `encoder.json` with this text. */
+function manifestDir(text: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'encoder-manifest-'));
+  writeFileSync(path.join(dir, 'encoder.json'), text);
+  return dir;
+}
+
+describe('loadEncoderManifest', () => {
+  it('reads the shipped manifest, and keeps fields it does not know', () => {
+    const m = loadEncoderManifest();
+    expect(m.heads).toContain('harm');
+    expect(m.harm_topics?.lends).toContain('fraud');
+    const dir = manifestDir(JSON.stringify({ ...testManifest(), later: { x: 1 } }));
+    expect((loadEncoderManifest(dir) as unknown as { later: unknown }).later).toEqual({ x: 1 });
+  });
+
+  it('rejects a file of another shape, naming the file and the fields', () => {
+    const bad = manifestDir(
+      JSON.stringify({
+        ...testManifest(),
+        dims: 'many',
+        harm_topics: { topics: { fraud: 'scams' }, lends: ['fraud', 'gossip'] },
+      }),
+    );
+    expect(() => loadEncoderManifest(bad)).toThrow(
+      /encoder\.json is not an encoder manifest: dims: .*harm_topics\.at: .*harm_topics\.lends\.1:/,
+    );
+    expect(() => loadEncoderManifest(manifestDir('{"model": '))).toThrow(
+      /encoder\.json is not JSON/,
+    );
+  });
+
+  it('an engine with a malformed manifest fails when it is made, not on each request', () => {
+    const bad = manifestDir(JSON.stringify({ ...testManifest(), jailbreak: { a: 1 } }));
+    expect(() => createDefaultEngine({ encoder: { mode: 'cascade', dir: bad } })).toThrow(
+      /jailbreak\.b:/,
+    );
+  });
+});
