@@ -173,6 +173,11 @@ export interface EncoderStage {
   countTokens: (text: string) => number;
 }
 
+/** The encoder mode of a request: its policy's (`scanners_config.encoder`), else the default. */
+function modeOf(an: RequestAnalysis, stage: EncoderStage): EncoderMode {
+  return an.encoderMode ?? stage.defaultMode;
+}
+
 /** What the encoder stage changes of an analysed request's verdicts (`encoderStage`). */
 export interface EncoderVerdicts {
   /** The encoder's jailbreak score, replacing the static one (routed by it, or mode `all`). */
@@ -208,7 +213,7 @@ export async function encoderStage(
   stage: EncoderStage,
   signal?: AbortSignal,
 ): Promise<EncoderVerdicts> {
-  const mode = an.encoderMode ?? stage.defaultMode;
+  const mode = modeOf(an, stage);
   const staticScore = an.staticJailbreak.score;
   if (mode === 'off' || an.jailbreakInput.length === 0) return {};
   const { route_above: routeAbove, harm: harmPoint } = stage.manifest;
@@ -379,7 +384,7 @@ export async function encoderRuleMeaning(
   read?: readonly Float32Array[],
 ): Promise<{ scores?: Map<RulePlan, number>; note?: string }> {
   const point = stage.manifest.rule_meaning;
-  const mode = an.encoderMode ?? stage.defaultMode;
+  const mode = modeOf(an, stage);
   const text = an.checkedAn.joined;
   if (!point || mode === 'off' || text.length === 0) return {};
   const plans = an.policy.byMeaning;
