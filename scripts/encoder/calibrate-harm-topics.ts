@@ -23,11 +23,11 @@ import path from 'node:path';
 import { HARM_CATEGORIES, type HarmCategory } from '../../shared/scoring/src/detectors.js';
 import { createDefaultEngine } from '../../shared/scoring/src/default-engine.js';
 import {
+  embedHarmTopics,
   nearestHarmTopic,
   type EncoderManifest,
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import { topicEntries } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
@@ -89,10 +89,7 @@ const t0 = performance.now();
 const engine = createDefaultEngine({ encoder: { mode: 'cascade', dir } });
 const encoder = await createOnnxEncoder(dir);
 const deps = { detectors: createMlDetectors(), compile: createPolicyCompiler() };
-const entries = topicEntries(topics);
-const embedded = (
-  await encoder.encode(entries.map(([, text]) => ({ role: 'prompt' as const, text })))
-).map((o, i) => ({ category: entries[i]?.[0] as HarmCategory, embedding: o.embedding }));
+const embedded = await embedHarmTopics(encoder, topics);
 
 /** Per prompt: flagged without topics, and the cosine of its nearest category when it could add. */
 const scored: { benign: boolean; flagged: boolean; cosine: number | null }[] = [];

@@ -196,13 +196,46 @@ export interface HarmTopic {
   cosine: number;
 }
 
+/** A harm category's description, as the encoder embeds it (`embedHarmTopics`). */
+export interface EmbeddedHarmTopic {
+  category: HarmCategory;
+  embedding: Float32Array;
+}
+
+/** The manifest's category descriptions (`harm_topics.topics`), in the order of HARM_CATEGORIES. */
+function topicEntries(
+  topics: Partial<Record<HarmCategory, string>>,
+): [HarmCategory, string][] {
+  return HARM_CATEGORIES.flatMap((c) =>
+    topics[c] ? [[c, topics[c]] as [HarmCategory, string]] : [],
+  );
+}
+
+/** The category descriptions embedded by the encoder, as texts it reads (`prompt`). */
+export async function embedHarmTopics(
+  encoder: Encoder,
+  topics: Partial<Record<HarmCategory, string>>,
+  signal?: AbortSignal,
+): Promise<EmbeddedHarmTopic[]> {
+  const entries = topicEntries(topics);
+  const out = await encoder.encode(
+    entries.map(([, text]) => ({ role: 'prompt' as const, text })),
+    signal,
+  );
+  if (out.length !== entries.length) throw new Error('encoder answered for fewer texts than asked');
+  return entries.map(([category], i) => ({
+    category,
+    embedding: out[i]?.embedding as Float32Array,
+  }));
+}
+
 /**
  * The category whose description (`topics`, embedded) is nearest the text's embedding, when that
  * cosine reaches `at`; null otherwise (or with no topics).
  */
 export function nearestHarmTopic(
   embedding: Float32Array,
-  topics: readonly { category: HarmCategory; embedding: Float32Array }[],
+  topics: readonly EmbeddedHarmTopic[],
   at: number,
 ): HarmTopic | null {
   let best: HarmTopic | null = null;

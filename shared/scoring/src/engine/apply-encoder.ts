@@ -6,17 +6,19 @@
  * The same encoder's embeddings score the custom rules no detector answers by meaning
  * (`encoderRuleMeaning`).
  */
-import { HARM_CATEGORIES, type HarmCategory, type HarmOutput } from '../detectors.js';
+import { HARM_CATEGORIES, type HarmOutput } from '../detectors.js';
 import {
   calibratedHarm,
   calibratedJailbreak,
   cosine,
+  embedHarmTopics,
   nearestHarmTopic,
   ruleMeaningScore,
   type Encoder,
   type EncoderItem,
   type EncoderManifest,
   type EncoderMode,
+  type EmbeddedHarmTopic,
   type HarmTopic,
 } from '../encoder/encoder.js';
 import type { RulePlan } from '../router/rule-router.js';
@@ -234,16 +236,13 @@ export async function encoderStage(
       : { texts: [], variants: [], inParts: false, windows: 0, flagged: 0, complete: true };
   const latest = byHarm ? target?.latest : undefined;
   const topicsPoint = byHarm ? stage.manifest.harm_topics : undefined;
-  const topics = topicsPoint ? topicEmbeddings.get(stage) : undefined;
-  const topicTexts = topicsPoint && !topics ? topicEntries(topicsPoint.topics) : [];
   let score: number;
   let harmScore: number | null = null;
   let harmTopic: HarmTopic | null = null;
   let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
-    const texts = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])];
-    const items = [...texts, ...topicTexts.map(([, text]) => text)].map((text) => ({
+    const items = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])].map((text) => ({
       role: 'prompt' as const,
       text,
     }));
@@ -255,17 +254,17 @@ export async function encoderStage(
     score = Math.max(...input.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
     // What harm read: the latest message, or the input itself (read whole, nothing decoded).
-    const harmRead = latest ? out.slice(texts.length - 1, texts.length) : input;
+    const harmRead = latest ? out.slice(-1) : input;
     if (byHarm && target)
       harmScore = calibratedHarm(encoder.manifest, target.harm.any.score, harmRead);
     if (topicsPoint && harmScore !== null) {
-      const embedded =
-        topics ??
-        topicTexts.map(([category], i) => ({
-          category,
-          embedding: out[texts.length + i]?.embedding as Float32Array,
-        }));
-      if (!topics) topicEmbeddings.set(stage, embedded);
+      // The descriptions are read once per stage, by the first request that needs them.
+      let embedded = topicEmbeddings.get(stage);
+      if (!embedded)
+        topicEmbeddings.set(
+          stage,
+          (embedded = await embedHarmTopics(encoder, topicsPoint.topics, signal)),
+        );
       const [first] = harmRead;
       const nearest = first && nearestHarmTopic(first.embedding, embedded, topicsPoint.at);
       if (nearest && (topicsPoint.lends ?? HARM_CATEGORIES).includes(nearest.category))
@@ -311,19 +310,7 @@ export async function encoderStage(
 }
 
 /** The embedded descriptions of the harm categories (`harm_topics`), per stage, read once. */
-const topicEmbeddings = new WeakMap<
-  EncoderStage,
-  { category: HarmCategory; embedding: Float32Array }[]
->();
-
-/** The manifest's category descriptions, in the order of HARM_CATEGORIES. */
-export function topicEntries(
-  topics: Partial<Record<HarmCategory, string>>,
-): [HarmCategory, string][] {
-  return HARM_CATEGORIES.flatMap((c) =>
-    topics[c] ? [[c, topics[c]] as [HarmCategory, string]] : [],
-  );
-}
+const topicEmbeddings = new WeakMap<EncoderStage, EmbeddedHarmTopic[]>();
 
 /**
  * What the encoder reads for the harm of the request: the input itself when it is read whole and
