@@ -18,13 +18,8 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
-import {
-  createDefaultEngine,
-  createLocalEngine,
-  type ScoreRequest,
-  type ScoreResult,
-} from '@guard/scoring';
-import { presetScoreFields } from '@guard/testing/score-request';
+import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
+import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from './ordinary-requests.mjs';
 
 export interface BenchCase {
@@ -45,18 +40,13 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     ...basic,
     reasoning_mode: 'off',
   });
-  /** Whether the encoder stage decided the jailbreak signal or the harm of the request. */
-  const readByEncoder = (r: ScoreResult): boolean =>
-    ['jailbreak', 'harm'].some(
-      (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
-    );
   // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
   const withEncoder = (mode: 'off' | 'cascade' | 'all', dir?: string): BenchCase => {
     const e = createDefaultEngine({ encoder: { mode, ...(dir ? { dir } : {}) } });
     return {
       name: `engine + encoder ${mode}, Basic Content Safety (user text${dir ? `; encoder of ${dir}` : ''})`,
       run: async (t) => {
-        return readByEncoder(await e.score(request([{ role: 'user', content: t }])));
+        return decidedByEncoder(await e.score(request([{ role: 'user', content: t }])));
       },
     };
   };
@@ -83,7 +73,7 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
           ...request([{ role: 'user', content: t }]),
           rules: [...basic.rules, ...topicRules],
         });
-        return readByEncoder(r);
+        return decidedByEncoder(r);
       },
     },
     {

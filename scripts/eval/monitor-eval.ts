@@ -29,7 +29,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createDefaultEngine, type ScoreMessage } from '@guard/scoring';
-import { presetScoreFields } from '@guard/testing/score-request';
+import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from '../bench/ordinary-requests.mjs';
 
 const { values, positionals } = parseArgs({
@@ -134,9 +134,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   });
   const ms = performance.now() - t0;
   const flagged = r.violation > 0 || r.ipi;
-  const decidedBy = (k: string) =>
-    (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder';
-  const enc = decidedBy('jailbreak') || decidedBy('harm');
+  const enc = decidedByEncoder(r);
   add(byLabel, row.label, flagged, ms, enc);
   add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms, enc);
   if (row.role === 'response' && row.request && !values['no-request']) {

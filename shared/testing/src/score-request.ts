@@ -7,6 +7,7 @@ import {
   type PolicyStore,
   type Principal,
   type ScoreRequest,
+  type ScoreResult,
 } from '@guard/domain';
 
 /**
@@ -61,5 +62,15 @@ export async function presetScoreFields(
   const stores = { policies: {} as PolicyStore, orgs: {} as OrgStore };
   return policyScoreFields(
     await resolvePolicies(stores, NO_ONE, { policy_id: preset.id, inline: [] }),
+  );
+}
+
+/**
+ * Whether the encoder stage decided a scored request: its jailbreak signal, or the harm of the
+ * request (`scanner_output.*.detector`). What benches and evals count as read by the encoder.
+ */
+export function decidedByEncoder(r: ScoreResult): boolean {
+  return ['jailbreak', 'harm'].some(
+    (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
   );
 }
