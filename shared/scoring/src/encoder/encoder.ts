@@ -203,9 +203,7 @@ export interface EmbeddedHarmTopic {
 }
 
 /** The manifest's category descriptions (`harm_topics.topics`), in the order of HARM_CATEGORIES. */
-function topicEntries(
-  topics: Partial<Record<HarmCategory, string>>,
-): [HarmCategory, string][] {
+function topicEntries(topics: Partial<Record<HarmCategory, string>>): [HarmCategory, string][] {
   return HARM_CATEGORIES.flatMap((c) =>
     topics[c] ? [[c, topics[c]] as [HarmCategory, string]] : [],
   );
