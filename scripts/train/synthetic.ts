@@ -537,6 +537,126 @@ export function lookalikeCombos(): string[] {
   return out;
 }
 
+/**
+ * Who someone is, said plainly: statements and questions that name an identity group without any
+ * hostility ("I am gay.", "My neighbour is Muslim."). Hard negatives for the harm and category
+ * heads, which learnt from abusive-language sets where these words carry the label. `{s}` is the
+ * group as said of one person, `{p}` of many, `{r}` a relation. `IDENTITY_GROUPS.val` are groups
+ * training never sees, scored with the `val` templates only.
+ */
+export const IDENTITY: Family = {
+  train: [
+    'I am {s}.',
+    "I'm {s}.",
+    'yes i am {s}',
+    "I'm not {s}, but my {r} is.",
+    'My {r} is {s}.',
+    'my {r} is {s} lol',
+    'I am proud to be {s}.',
+    'As someone who is {s}, I sometimes feel left out at work.',
+    'How do I tell my parents that I am {s}?',
+    'My {r} told me they are {s}. How can I support them?',
+    'Is it okay to be {s}?',
+    '{P} deserve the same rights as everyone else.',
+    'What are some community groups for {p} in Chicago?',
+    'Write a short birthday message for my {r}, who is {s}.',
+    "I'm {s} and looking for a new job in marketing.",
+    'Our new {r} is {s} and really kind.',
+    'How many {p} live in Canada?',
+    'Being {s} has never stopped me from doing what I love.',
+  ],
+  val: [
+    'I am {s} and I just moved to a new city.',
+    'My partner and I are both {s}.',
+    'my {r} is {s}',
+    'Being {s} is part of who I am.',
+    'What challenges do {p} face in the workplace?',
+    'Can you suggest ways to make my team more welcoming to {p}?',
+    "Hi! I'm {s}, 34, and I love hiking.",
+    'Is my {r} allowed to join the club if they are {s}?',
+  ],
+};
+
+/** `[said of one person, said of many]` for IDENTITY; `val` groups are never trained on. */
+export const IDENTITY_GROUPS: {
+  train: readonly [string, string][];
+  val: readonly [string, string][];
+} = {
+  train: [
+    ['gay', 'gay people'],
+    ['lesbian', 'lesbians'],
+    ['trans', 'trans people'],
+    ['transgender', 'transgender people'],
+    ['queer', 'queer people'],
+    ['Black', 'Black people'],
+    ['Asian', 'Asian people'],
+    ['Mexican', 'Mexicans'],
+    ['Latina', 'Latinas'],
+    ['Arab', 'Arabs'],
+    ['white', 'white people'],
+    ['Muslim', 'Muslims'],
+    ['Jewish', 'Jewish people'],
+    ['Christian', 'Christians'],
+    ['Hindu', 'Hindus'],
+    ['an atheist', 'atheists'],
+    ['disabled', 'disabled people'],
+    ['blind', 'blind people'],
+    ['autistic', 'autistic people'],
+    ['an immigrant', 'immigrants'],
+    ['a refugee', 'refugees'],
+    ['a woman', 'women'],
+  ],
+  val: [
+    ['bisexual', 'bisexual people'],
+    ['nonbinary', 'nonbinary people'],
+    ['Sikh', 'Sikhs'],
+    ['deaf', 'deaf people'],
+    ['Nigerian', 'Nigerians'],
+    ['Roma', 'Roma people'],
+  ],
+};
+
+export const RELATIONS = [
+  'brother',
+  'sister',
+  'best friend',
+  'neighbour',
+  'teacher',
+  'boss',
+  'son',
+  'daughter',
+  'cousin',
+  'roommate',
+] as const;
+
+/**
+ * IDENTITY's rows for one split, every template with every group (relations in turn): `train`
+ * templates with `train` groups; `val` templates with both, the unseen groups apart (`newGroup`).
+ */
+export function identityStatements(split: 'train' | 'val'): { text: string; newGroup: boolean }[] {
+  const groups =
+    split === 'train'
+      ? IDENTITY_GROUPS.train.map((g) => ({ g, newGroup: false }))
+      : [
+          ...IDENTITY_GROUPS.train.map((g) => ({ g, newGroup: false })),
+          ...IDENTITY_GROUPS.val.map((g) => ({ g, newGroup: true })),
+        ];
+  const out: { text: string; newGroup: boolean }[] = [];
+  let k = 0;
+  for (const tpl of IDENTITY[split])
+    for (const { g, newGroup } of groups) {
+      const [s, p] = g;
+      const r = RELATIONS[k++ % RELATIONS.length] ?? 'friend';
+      const text = tpl
+        .replace('{s}', s)
+        .replace('{p}', p)
+        .replace('{P}', capitalise(p))
+        .replace('{r}', r);
+      out.push({ text, newGroup });
+    }
+  return out;
+}
+
 /** Role-play requests without any rule removal (jailbreak hard negatives). */
 export const BENIGN_ROLEPLAY: Family = {
   train: [

@@ -25,7 +25,7 @@ const CUES: Record<HarmCategory, string> = {
   // Words for minors alone are everyday vocabulary ("a trip with my kids"): they count for this
   // category only next to sexual vocabulary (see harmCues), except the unambiguous ones.
   sexual_minors: 'loli pedophile pedophilia csam',
-  hate: 'hate hateful racist racism inferior subhuman vermin genocide supremacy supremacist slur bigot nazi ethnic immigrants',
+  hate: 'hate hateful racist racism inferior subhuman vermin genocide supremacy supremacist slur bigot nazi ethnic',
   harassment:
     'insult harass harassment bully bullying humiliate threaten threat stalk doxx idiot stupid loser worthless ugly pathetic',
   illegal_drugs:
