@@ -149,8 +149,8 @@ def pad(encoded, idx):
 
 
 # Families of the build the encoder is not fine-tuned on. The identity statements (plain
-# statements of who someone is) teach the static detectors; a fine-tune with them (2026-11-28)
-# read identity statements right but flagged twice the role-play requests and 300-character
+# statements of who someone is) teach the static detectors; one fine-tune with them (2026-11-28)
+# read identity statements right but flagged about twice the role-play requests and 300-character
 # ordinary prompts of the one without them, so the shipped encoder is the one without them.
 NOT_FINE_TUNED = {'synthetic:identity', 'synthetic:identity-new-group'}
 

@@ -25,6 +25,8 @@ const CUES: Record<HarmCategory, string> = {
   // Words for minors alone are everyday vocabulary ("a trip with my kids"): they count for this
   // category only next to sexual vocabulary (see harmCues), except the unambiguous ones.
   sexual_minors: 'loli pedophile pedophilia csam',
+  // Words for who is spoken of (groups, identities) are not cues: plain statements of identity
+  // score high overall harm, and a group's name alone would lend it to this rule.
   hate: 'hate hateful racist racism inferior subhuman vermin genocide supremacy supremacist slur bigot nazi ethnic',
   harassment:
     'insult harass harassment bully bullying humiliate threaten threat stalk doxx idiot stupid loser worthless ugly pathetic',
