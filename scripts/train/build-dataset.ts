@@ -44,6 +44,7 @@ import {
   COMPLY as COMPLY_TEMPLATES,
   COMPLY_STEPS,
   capitalise,
+  fill,
   REFUSE,
   REFUSE_ALTERNATIVES,
   BENIGN_TOPICS,
@@ -322,10 +323,6 @@ interface Payload {
   text: string;
   harmful: boolean;
   cats: string[] | null;
-}
-
-function fill(tpl: string, vars: Record<string, string>): string {
-  return tpl.replace(/\{(\w+)\}/g, (m, k: string) => vars[k] ?? m);
 }
 
 function lowerFirst(s: string): string {

@@ -634,25 +634,18 @@ export const RELATIONS = [
  * templates with `train` groups; `val` templates with both, the unseen groups apart (`newGroup`).
  */
 export function identityStatements(split: 'train' | 'val'): { text: string; newGroup: boolean }[] {
+  const seen = IDENTITY_GROUPS.train.map((g) => ({ g, newGroup: false }));
   const groups =
     split === 'train'
-      ? IDENTITY_GROUPS.train.map((g) => ({ g, newGroup: false }))
-      : [
-          ...IDENTITY_GROUPS.train.map((g) => ({ g, newGroup: false })),
-          ...IDENTITY_GROUPS.val.map((g) => ({ g, newGroup: true })),
-        ];
+      ? seen
+      : [...seen, ...IDENTITY_GROUPS.val.map((g) => ({ g, newGroup: true }))];
   const out: { text: string; newGroup: boolean }[] = [];
   let k = 0;
   for (const tpl of IDENTITY[split])
     for (const { g, newGroup } of groups) {
       const [s, p] = g;
       const r = RELATIONS[k++ % RELATIONS.length] ?? 'friend';
-      const text = tpl
-        .replace('{s}', s)
-        .replace('{p}', p)
-        .replace('{P}', capitalise(p))
-        .replace('{r}', r);
-      out.push({ text, newGroup });
+      out.push({ text: fill(tpl, { s, p, P: capitalise(p), r }), newGroup });
     }
   return out;
 }
@@ -834,6 +827,11 @@ export const REFUSE_ALTERNATIVES: readonly string[] = [
   'If you are worried about this happening to you, I can explain how to protect yourself.',
   '',
 ];
+
+/** A template with its `{name}` placeholders filled from `vars` (unknown names left as they are). */
+export function fill(tpl: string, vars: Record<string, string>): string {
+  return tpl.replace(/\{(\w+)\}/g, (m, k: string) => vars[k] ?? m);
+}
 
 export function capitalise(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
