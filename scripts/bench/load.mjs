@@ -5,6 +5,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
+import { SENTENCES } from './ordinary-requests.mjs';
 
 /** A ~330-character travel question: a short prompt, scored on the request thread. */
 export const PROMPT =
@@ -15,6 +16,10 @@ const KB = (PROMPT + ' ').repeat(3).slice(0, 1024);
 export const BODIES = {
   prompt: { messages: [{ role: 'user', content: PROMPT }] },
   '1kb': { text: KB },
+  // Ordinary one-sentence requests (ordinary-requests.mjs), a different one each request in turn:
+  // what a consumer assistant receives most, where the 330-character prompt above is one
+  // multi-sentence request sent again and again.
+  requests: SENTENCES.map((content) => ({ messages: [{ role: 'user', content }] })),
   conversation: {
     messages: [
       {
@@ -60,7 +65,7 @@ function withMarker(body) {
 }
 
 /**
- * A load runner: `run(conc, seconds, url)` posts `body` with `key` for `seconds` on `conc`
+ * A load runner: `run(conc, seconds, url)` posts `body` (or each of a list of bodies in turn) with `key` for `seconds` on `conc`
  * connections and resolves to {requests, rps, p50_ms, p90_ms, p99_ms, errors, socket_errors}.
  * wrk runs on core 1 when `pin`; its lua script is written to `dir`. autocannon runs in this
  * process; with `exactLatency` its percentiles come from every 2xx response's own time (float ms)
@@ -72,17 +77,21 @@ export function loadRunner({ tool, body, key, dir, pin = false, exactLatency = f
   // Every request's text ends in a number of its own: the scoring core remembers the last few
   // texts it scored (so that one request's detectors share a pass), and the same text sent
   // again and again would be answered from that memory, flattering every number here.
-  const template = JSON.stringify(withMarker(body));
+  const templates = (Array.isArray(body) ? body : [body]).map((b) => JSON.stringify(withMarker(b)));
   let sent = 0;
-  const nextBody = () => template.replace(MARKER, (++sent).toString(36));
+  const nextBody = () => {
+    const template = templates[sent % templates.length];
+    sent++;
+    return template.replace(MARKER, sent.toString(36));
+  };
 
   function runWrk(conc, seconds, url) {
     const lua = path.join(dir, 'post.lua');
     fs.writeFileSync(
       lua,
       `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.headers["authorization"] = "Bearer ${key}"\n` +
-        `local template = ${JSON.stringify(template)}\nlocal n = 0\n` +
-        `request = function()\n  n = n + 1\n  local b = string.gsub(template, "${MARKER}", tostring(n) .. "-" .. tostring(math.random(1000000000)))\n  return wrk.format(nil, nil, nil, b)\nend\n`,
+        `local templates = {${templates.map((t) => JSON.stringify(t)).join(', ')}}\nlocal n = 0\n` +
+        `request = function()\n  local template = templates[(n % #templates) + 1]\n  n = n + 1\n  local b = string.gsub(template, "${MARKER}", tostring(n) .. "-" .. tostring(math.random(1000000000)))\n  return wrk.format(nil, nil, nil, b)\nend\n`,
     );
     const args = [
       '-t',

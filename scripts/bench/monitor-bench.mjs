@@ -3,7 +3,7 @@
 // the compiled server in its own process, a real HTTP load generator in another (wrk when on PATH,
 // else autocannon). Bounded in time; prints one JSON line per run and a summary.
 //
-//   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|conversation] [--pin]
+//   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|requests|conversation] [--pin]
 //                            [--no-ceiling] [--policy default|keywords]
 //
 // --policy keywords first creates a policy with 200 keywords and 3 regexes (block) and names it in
@@ -84,10 +84,15 @@ if (values.policy === 'keywords') {
     }),
   });
   if (created.status !== 201) throw new Error(`policy create failed: ${created.status}`);
-  body = { ...body, policy_id: (await created.json()).id };
+  const policy_id = (await created.json()).id;
+  body = Array.isArray(body) ? body.map((b) => ({ ...b, policy_id })) : { ...body, policy_id };
 }
 
-const sanity = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+const sanity = await fetch(url, {
+  method: 'POST',
+  headers,
+  body: JSON.stringify(Array.isArray(body) ? body[0] : body),
+});
 const sanityBody = await sanity.json();
 if (sanity.status !== 200 || sanityBody.error) {
   server.kill('SIGTERM');
