@@ -8,7 +8,11 @@ the pool (group-rows.py loso). The static detectors of the same fold come from `
 (.cache/guard-loso/folds/<fold>/model). Recall at the score that flags 1% of the pool, for the
 static model, the encoder (torch and int8 as served) and the cascade (static routes 20% of the
 pool to the encoder, as shipped; the product cascades the jailbreak head only, so "as shipped" is
-the cascade for jailbreak rows and the static model for injection and harm). Recall is also given
+the cascade for jailbreak rows and the static model for injection and harm). Harmful prompts are
+also scored by both models together, as the product reads the harm of a request (`calibratedHarm`:
+the static and the encoder's harm logits weighted as the shipped encoder.json's `harm` point
+weighs them; --harm-manifest), with the share of them the cascade routes (top 20% of the pool by
+static jailbreak score or top 10% by static harm score); "as shipped" is that score for them. Recall is also given
 against the ordinary part of the pool alone (nq_open + gsm8k, no role-play, no look-unsafe
 prompts). Nothing is fitted on held-out rows.
 
@@ -35,7 +39,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from pool_metrics import auc, cascade, load, recall_at
+from pool_metrics import auc, cascade, load, recall_at, thr_at
 
 # Held-out sources measured by each fold; _reference (pool excluded only) measures the sources
 # that every training build holds out (VAL_SOURCES of scripts/train/sources.ts).
@@ -47,6 +51,19 @@ FOLDS = {
 ORDINARY = {'nq_open', 'gsm8k'}  # the pool without its hard negatives
 ROUTE_SHARE = 0.20  # the shipped route_above: top 20% of benign calibration prompts
 HEAD_NAMES = ['jailbreak', 'injection', 'harmful']
+HARM_ROUTE_SHARE = 0.10  # the shipped harm route_above: top 10% of benign calibration prompts
+
+
+def harm_both(manifest):
+    """The harm of a request read by both models (encoder.ts `calibratedHarm`, before the sigmoid):
+    the static and the encoder's harm logits, weighted as `manifest`'s harm point weighs them."""
+    w = manifest['harm']
+    return lambda s, e: w['static'] * logit(s) + w['encoder'] * logit(e)
+
+
+def logit(p):
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return float(np.log(p / (1 - p)))
 
 
 def fold_rows(rows, fold):
@@ -180,9 +197,11 @@ def run(a):
 
 def report(a):
     rows = load(a.rows)
+    with open(a.harm_manifest) as f:
+        both = harm_both(json.load(f))
     lines = ['| held-out source (fold) | head (role) | n | static | encoder int8 | encoder torch | cascade (20% routed) '
-             '| as shipped | AUC static / int8 | static / int8 vs nq_open+gsm8k only |',
-             '|---|---|---|---|---|---|---|---|---|---|']
+             '| both (harm) | as shipped | AUC static / int8 | static / int8 vs nq_open+gsm8k only |',
+             '|---|---|---|---|---|---|---|---|---|---|---|']
     out = []
     for fold in FOLDS:
         p = os.path.join(a.scores, f'{fold}.json')
@@ -207,14 +226,25 @@ def report(a):
                 'int8': lambda ix: [res[enc][at[i]][h] for i in ix],
                 'torch': lambda ix: [res['torch'][at[i]][h] for i in ix],
             }
+            if head == 'harmful' and role == 'prompt':
+                get['both'] = lambda ix: [both(static[at[i]][head], res[enc][at[i]][h]) for i in ix]
             r = {k: recall_at(g(idx), g(pool)) for k, g in get.items()}
             r['cascade'], r['routed'] = cascade(get['static'](idx), get['int8'](idx), get['static'](pool),
                                                 get['int8'](pool), ROUTE_SHARE)
             r['auc_static'], r['auc_int8'] = auc(get['static'](idx), get['static'](pool)), auc(get['int8'](idx), get['int8'](pool))
             r['static_ordinary'] = recall_at(get['static'](idx), get['static'](ordinary))
             r['int8_ordinary'] = recall_at(get['int8'](idx), get['int8'](ordinary))
-            # The product cascades the jailbreak head only; injection and harm stay static.
-            r['shipped'] = r['cascade'] if head == 'jailbreak' else r['static']
+            if 'both' in r:
+                # What the cascade routes to the encoder, by the pool's own route points.
+                jb_at = thr_at([static[at[i]]['jailbreak'] for i in pool], ROUTE_SHARE)
+                harm_at = thr_at(get['static'](pool), HARM_ROUTE_SHARE)
+                r['harm_routed'] = sum(static[at[i]]['jailbreak'] > jb_at or static[at[i]][head] > harm_at
+                                       for i in idx) / len(idx)
+                r['auc_both'] = auc(get['both'](idx), get['both'](pool))
+                r['both_ordinary'] = recall_at(get['both'](idx), get['both'](ordinary))
+            # The product cascades the jailbreak head and reads the harm of requests with both
+            # models; injection and the harm of answers stay static.
+            r['shipped'] = r['cascade'] if head == 'jailbreak' else r.get('both', r['static'])
             langs = sorted({rows[i].get('lang') for i in idx} - {None})
             if len(langs) > 1:  # per language, at the same pool thresholds
                 r['by_lang'] = {lg: {k: recall_at(g([i for i in idx if rows[i].get('lang') == lg]), g(pool))
@@ -223,21 +253,24 @@ def report(a):
             out.append({'fold': fold, 'source': src, 'head': head, 'role': role, 'n': len(idx), 'pool': len(pool),
                         'encoder_scores': enc, **r})
             pct = lambda x: f'{100 * x:.1f}%'  # noqa: E731
+            both_cell = (f"{pct(r['both'])} (AUC {r['auc_both']:.3f}; {pct(r['both_ordinary'])} vs nq_open+gsm8k; "
+                         f"{pct(r['harm_routed'])} routed)" if 'both' in r else '')
             lines.append(f"| {src}{'' if fold == src else f' ({fold})'} | {head} ({role}) | {len(idx)} | {pct(r['static'])} | "
-                         f"{pct(r['int8'])} | {pct(r['torch'])} | {pct(r['cascade'])} | **{pct(r['shipped'])}** | "
+                         f"{pct(r['int8'])} | {pct(r['torch'])} | {pct(r['cascade'])} | {both_cell} | **{pct(r['shipped'])}** | "
                          f"{r['auc_static']:.3f} / {r['auc_int8']:.3f} | {pct(r['static_ordinary'])} / {pct(r['int8_ordinary'])} |")
     for head in HEAD_NAMES:
         g = [x for x in out if x['head'] == head]
         if g:
             m = lambda k: 100 * sum(x[k] for x in g) / len(g)  # noqa: E731
             lines.append(f"| mean of {len(g)} sources | {head} | | {m('static'):.1f}% | {m('int8'):.1f}% | "
-                         f"{m('torch'):.1f}% | {m('cascade'):.1f}% | **{m('shipped'):.1f}%** | | "
+                         f"{m('torch'):.1f}% | {m('cascade'):.1f}% | | **{m('shipped'):.1f}%** | | "
                          f"{m('static_ordinary'):.1f}% / {m('int8_ordinary'):.1f}% |")
     for x in out:
         if 'by_lang' in x:
-            lines += ['', f"Per language, {x['source']} (static / encoder int8 / torch, at the same pool thresholds): "
-                      + ', '.join(f"{lg} (n={v['n']}) {100 * v['static']:.1f}% / {100 * v['int8']:.1f}% / "
-                                  f"{100 * v['torch']:.1f}%" for lg, v in x['by_lang'].items())]
+            cols = [k for k in ('static', 'int8', 'torch', 'both') if k in next(iter(x['by_lang'].values()))]
+            lines += ['', f"Per language, {x['source']} ({' / '.join(cols)}, at the same pool thresholds): "
+                      + ', '.join(f"{lg} (n={v['n']}) " + ' / '.join(f"{100 * v[k]:.1f}%" for k in cols)
+                                  for lg, v in x['by_lang'].items())]
     print('\n'.join(lines))
     if a.json:
         with open(a.json, 'w') as f:
@@ -265,5 +298,7 @@ if __name__ == '__main__':
     ap.add_argument('--scores')
     ap.add_argument('--static')
     ap.add_argument('--json')
+    ap.add_argument('--harm-manifest', default=os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../shared/scoring/models/encoder/encoder.json'),
+                    help='report: the encoder.json whose harm point weighs the two models (default: the shipped one)')
     a = ap.parse_args()
     {'pack': pack, 'run': run, 'report': report}[a.cmd](a)
