@@ -65,12 +65,12 @@ function withMarker(body) {
 }
 
 /**
- * A load runner: `run(conc, seconds, url)` posts `body` (or each of a list of bodies in turn) with `key` for `seconds` on `conc`
- * connections and resolves to {requests, rps, p50_ms, p90_ms, p99_ms, errors, socket_errors}.
- * wrk runs on core 1 when `pin`; its lua script is written to `dir`. autocannon runs in this
- * process; with `exactLatency` its percentiles come from every 2xx response's own time (float ms)
- * rather than its histogram, which rounds to whole milliseconds: the difference that matters when
- * comparing p50s under a millisecond apart.
+ * A load runner: `run(conc, seconds, url)` posts `body` (or, given a list, each body in turn) with
+ * `key` for `seconds` on `conc` connections and resolves to {requests, rps, p50_ms, p90_ms,
+ * p99_ms, errors, socket_errors}. wrk runs on core 1 when `pin`; its lua script is written to
+ * `dir`. autocannon runs in this process; with `exactLatency` its percentiles come from every 2xx
+ * response's own time (float ms) rather than its histogram, which rounds to whole milliseconds:
+ * the difference that matters when comparing p50s under a millisecond apart.
  */
 export function loadRunner({ tool, body, key, dir, pin = false, exactLatency = false }) {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

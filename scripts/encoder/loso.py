@@ -12,8 +12,8 @@ the cascade for jailbreak rows and the static model for injection and harm). Har
 also scored by both models together, as the product reads the harm of a request (`calibratedHarm`:
 the static and the encoder's harm logits weighted as the shipped encoder.json's `harm` point
 weighs them; --harm-manifest), with the share of them the cascade routes (top 20% of the pool by
-static jailbreak score or top 10% by static harm score); "as shipped" is that score for them. Recall is also given
-against the ordinary part of the pool alone (nq_open + gsm8k, no role-play, no look-unsafe
+static jailbreak score or top 10% by static harm score); "as shipped" is that score for them.
+Recall is also given against the ordinary part of the pool alone (nq_open + gsm8k, no role-play, no look-unsafe
 prompts). Nothing is fitted on held-out rows.
 
 The steps are split so that the fine-tuning can run elsewhere (a GPU machine with torch, no
@@ -62,7 +62,8 @@ def harm_both(manifest):
 
 
 def logit(p):
-    p = min(max(p, 1e-6), 1 - 1e-6)
+    """Log-odds, kept finite as encoder.ts `logit` keeps them."""
+    p = min(max(p, 1e-7), 1 - 1e-7)
     return float(np.log(p / (1 - p)))
 
 
