@@ -17,6 +17,11 @@
  * most ADDED_BUDGET (0.2%) of the benign prompts to those the preset flags already: hard negatives
  * included (abusive-language contrast cases, look-alikes), since those are where the overall harm
  * score is wrong and a topic would lend it.
+ *
+ * It also sets `harm_general.at`, where the preset's rule about harm in general (serious_harm,
+ * scored by the overall harm alone: `generalHarmScore`) is violated: the lowest overall score, in
+ * the same steps, at which that rule adds at most ADDED_BUDGET of the benign prompts to those the
+ * category rules flag, by their words or by meaning.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -73,12 +78,15 @@ if (!manifest.harm) {
 }
 // The engine reads the manifest: without topics, the verdicts they would add to.
 delete manifest.harm_topics;
+delete manifest.harm_general;
 fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
 
-const policy = await presetScoreFields(PRESET);
-const rules = policy.rules as { name: string; description: string }[];
+const preset = await presetScoreFields(PRESET);
 const isCategory = (n: string): n is HarmCategory =>
   (HARM_CATEGORIES as readonly string[]).includes(n);
+// The category rules alone: the verdicts the rule about harm in general adds to.
+const rules = preset.rules.filter((r) => isCategory(r.name));
+const policy = { ...preset, rules };
 const topics: Partial<Record<HarmCategory, string>> = { privacy: PRIVACY };
 for (const r of rules) if (isCategory(r.name)) topics[r.name] = r.description;
 const inPolicy = new Set(rules.map((r) => r.name));
@@ -91,8 +99,11 @@ const encoder = await createOnnxEncoder(dir);
 const deps = { detectors: createMlDetectors(), compile: createPolicyCompiler() };
 const embedded = await embedHarmTopics(encoder, topics);
 
-/** Per prompt: flagged without topics, and the cosine of its nearest category when it could add. */
-const scored: { benign: boolean; flagged: boolean; cosine: number | null }[] = [];
+/**
+ * Per prompt: flagged without topics, the cosine of its nearest category when it could add, and
+ * its overall harm score.
+ */
+const scored: { benign: boolean; flagged: boolean; cosine: number | null; any: number }[] = [];
 for (const [i, r] of rows.entries()) {
   const request = {
     messages: [{ role: 'user' as const, content: r.text }],
@@ -112,7 +123,12 @@ for (const [i, r] of rows.entries()) {
     if (topic && words.size === 0 && LENDS.includes(topic.category) && inPolicy.has(topic.category))
       cosine = topic.cosine;
   }
-  scored.push({ benign: r.label === 'benign', flagged: res.violation > 0, cosine });
+  scored.push({
+    benign: r.label === 'benign',
+    flagged: res.violation > 0,
+    cosine,
+    any: harm.score,
+  });
   if ((i + 1) % 2000 === 0)
     console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
 }
@@ -132,7 +148,19 @@ for (let k = Math.round(1 / STEP); k >= 0; k--) {
   at = c;
 }
 
+// Harm in general: what neither the category rules nor the topics flag.
+const byTopic = (x: (typeof scored)[number]) => x.cosine !== null && x.cosine >= at;
+const addedGeneral = (xs: typeof scored, g: number) =>
+  share(xs, (x) => !x.flagged && !byTopic(x) && x.any >= g);
+let generalAt = 1 - STEP;
+for (let k = Math.round(1 / STEP) - 1; k >= 1; k--) {
+  const g = Math.round(k * STEP * 1e4) / 1e4;
+  if (addedGeneral(benign, g) > ADDED_BUDGET) break;
+  generalAt = g;
+}
+
 manifest.harm_topics = { at, topics, lends: LENDS };
+manifest.harm_general = { at: generalAt };
 manifest.provenance = {
   ...manifest.provenance,
   harm_topics: {
@@ -147,8 +175,20 @@ manifest.provenance = {
     calib_harmful_added: added(harmful, at),
     seconds: Math.round((performance.now() - t0) / 1000),
   },
+  harm_general: {
+    calibration: `the same prompts; what the rule serious_harm of ${PRESET} adds`,
+    calib_benign_added: addedGeneral(benign, generalAt),
+    calib_harmful_added: addedGeneral(harmful, generalAt),
+  },
 };
 fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
 console.log(
-  JSON.stringify({ harm_topics: { at }, ...(manifest.provenance.harm_topics as object) }, null, 1),
+  JSON.stringify(
+    {
+      harm_topics: { at, ...(manifest.provenance.harm_topics as object) },
+      harm_general: { at: generalAt, ...(manifest.provenance.harm_general as object) },
+    },
+    null,
+    1,
+  ),
 );

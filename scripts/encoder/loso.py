@@ -49,6 +49,7 @@ FOLDS = {
                         'red_instruct', 'do_not_answer', 'gptfuzz_responses', 'diasafety']},
 }
 ORDINARY = {'nq_open', 'gsm8k'}  # the pool without its hard negatives
+POOL_SOURCES = ['nq_open', 'gsm8k', 'gpteacher_roleplay', 'coconot']
 ROUTE_SHARE = 0.20  # the shipped route_above: top 20% of benign calibration prompts
 HEAD_NAMES = ['jailbreak', 'injection', 'harmful']
 HARM_ROUTE_SHARE = 0.10  # the shipped harm route_above: top 10% of benign calibration prompts
@@ -56,9 +57,9 @@ HARM_ROUTE_SHARE = 0.10  # the shipped harm route_above: top 10% of benign calib
 
 def harm_both(manifest):
     """The harm of a request read by both models (encoder.ts `calibratedHarm`, before the sigmoid):
-    the static and the encoder's harm logits, weighted as `manifest`'s harm point weighs them."""
+    the static and the encoder's harm logits, weighted and shifted as `manifest`'s harm point does."""
     w = manifest['harm']
-    return lambda s, e: w['static'] * logit(s) + w['encoder'] * logit(e)
+    return lambda s, e: w['static'] * logit(s) + w['encoder'] * logit(e) + w['b']
 
 
 def logit(p):
@@ -199,7 +200,11 @@ def run(a):
 def report(a):
     rows = load(a.rows)
     with open(a.harm_manifest) as f:
-        both = harm_both(json.load(f))
+        manifest = json.load(f)
+    both = harm_both(manifest)
+    # The product's rule about harm in general: violated where the harm read by both reaches this.
+    general_at = manifest.get('harm_general', {}).get('at')
+    general = []
     lines = ['| held-out source (fold) | head (role) | n | static | encoder int8 | encoder torch | cascade (20% routed) '
              '| both (harm) | as shipped | AUC static / int8 | static / int8 vs nq_open+gsm8k only |',
              '|---|---|---|---|---|---|---|---|---|---|---|']
@@ -243,6 +248,15 @@ def report(a):
                                        for i in idx) / len(idx)
                 r['auc_both'] = auc(get['both'](idx), get['both'](pool))
                 r['both_ordinary'] = recall_at(get['both'](idx), get['both'](ordinary))
+                if general_at is not None:
+                    # A fixed point, not one set on the pool: the fold's static detectors are
+                    # calibrated on their own build, so this approximates the product's point.
+                    reach = lambda ix: sum(x >= logit(general_at) for x in get['both'](ix)) / len(ix)  # noqa: E731
+                    r['general'], r['general_pool'] = reach(idx), reach(pool)
+                    r['general_by_pool'] = {ps: reach([i for i in pool if rows[i]['source'] == ps])
+                                            for ps in POOL_SOURCES}
+                    general.append(f"| {src} | {len(idx)} | {100 * r['general']:.1f}% | {100 * r['general_pool']:.2f}% | "
+                                   + ' | '.join(f"{100 * v:.2f}%" for v in r['general_by_pool'].values()) + ' |')
             # The product cascades the jailbreak head and reads the harm of requests with both
             # models; injection and the harm of answers stay static.
             r['shipped'] = r['cascade'] if head == 'jailbreak' else r.get('both', r['static'])
@@ -272,6 +286,11 @@ def report(a):
             lines += ['', f"Per language, {x['source']} ({' / '.join(cols)}, at the same pool thresholds): "
                       + ', '.join(f"{lg} (n={v['n']}) " + ' / '.join(f"{100 * v[k]:.1f}%" for k in cols)
                                   for lg, v in x['by_lang'].items())]
+    if general:
+        lines += ['', f'Harm read by both at the point of the rule about harm in general ({general_at}), '
+                  'share reaching it:', '',
+                  '| held-out source | n | harmful | held-out pool | ' + ' | '.join(POOL_SOURCES) + ' |',
+                  '|---|---|---|---|' + '---|' * len(POOL_SOURCES), *general]
     print('\n'.join(lines))
     if a.json:
         with open(a.json, 'w') as f:

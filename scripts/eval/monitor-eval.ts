@@ -7,7 +7,7 @@
  *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
  *                           [--model-dir DIR] [--no-request] [--source NAME]
  *                           [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS]
- *                           [--history N]
+ *                           [--history N] [--without RULE]
  *
  * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
  * response after the neutral user turn, to measure what judging an answer with its request adds;
@@ -19,6 +19,8 @@
  * window does not reach it; benign rows become long ordinary prompts. --history N sends each
  * user-text row as the latest message of a conversation: N earlier user turns of about 300
  * characters of ordinary requests (same generator and seed), each answered "Sure, here you go.".
+ * --without RULE adds a column: the share flagged when the policy's rule RULE is left out (rules
+ * are scored apart, so one run gives both; with a judge they would not be).
  * Scoring runs on this thread, encoder included.
  *
  * Rows with role "response" are sent as an assistant turn (post thresholds) after the request
@@ -44,12 +46,13 @@ const { values, positionals } = parseArgs({
     'encoder-dir': { type: 'string' },
     wrap: { type: 'string' },
     history: { type: 'string' },
+    without: { type: 'string' },
   },
 });
 const file = positionals[0];
 if (!file) {
   console.error(
-    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS] [--history N]',
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS] [--history N] [--without RULE]',
   );
   process.exit(2);
 }
@@ -58,6 +61,13 @@ const modelDir = values['model-dir'];
 const mode = values.encoder;
 if (mode !== 'off' && mode !== 'cascade' && mode !== 'all') {
   console.error(`--encoder: expected off, cascade or all, got "${mode}"`);
+  process.exit(2);
+}
+const without = values.without;
+if (without !== undefined && !policy.rules.some((r) => r.name === without)) {
+  console.error(
+    `--without: the policy has no rule "${without}" (${policy.rules.map((r) => r.name).join(', ')})`,
+  );
   process.exit(2);
 }
 const encoderDir = values['encoder-dir'];
@@ -106,15 +116,23 @@ const messagesFor = (r: Row): ScoreMessage[] => {
   return [...earlier(), { role: 'user', content: wrapped(r.text) }];
 };
 
-type Tally = { n: number; flagged: number; ms: number; encoder: number };
+type Tally = { n: number; flagged: number; ms: number; encoder: number; rest: number };
 const byLabel = new Map<string, Tally>();
 const bySource = new Map<string, Tally>();
 /** Responses sent after their request: flagged by a policy rule. */
 const answers = new Map<string, Tally>();
-const add = (m: Map<string, Tally>, k: string, flagged: boolean, ms: number, enc = false) => {
-  const t = m.get(k) ?? { n: 0, flagged: 0, ms: 0, encoder: 0 };
+const add = (
+  m: Map<string, Tally>,
+  k: string,
+  flagged: boolean,
+  ms: number,
+  enc = false,
+  rest = flagged,
+) => {
+  const t = m.get(k) ?? { n: 0, flagged: 0, ms: 0, encoder: 0, rest: 0 };
   t.n++;
   t.flagged += flagged ? 1 : 0;
+  t.rest += rest ? 1 : 0;
   t.ms += ms;
   t.encoder += enc ? 1 : 0;
   m.set(k, t);
@@ -135,8 +153,10 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   const ms = performance.now() - t0;
   const flagged = r.violation > 0 || r.ipi;
   const enc = decidedByEncoder(r);
-  add(byLabel, row.label, flagged, ms, enc);
-  add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms, enc);
+  // Flagged by something besides the rule left out (`--without`).
+  const rest = flagged && (r.ipi || r.violated_rule_descriptions.some((d) => d.name !== without));
+  add(byLabel, row.label, flagged, ms, enc, rest);
+  add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms, enc, rest);
   if (row.role === 'response' && row.request && !values['no-request']) {
     // The output phase also re-checks the request with the jailbreak signal; this counts the
     // answer's own verdict: a policy rule violated.
@@ -149,18 +169,20 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
 
 const pct = (t: Tally) => `${((100 * t.flagged) / t.n).toFixed(1)}%`.padStart(6);
 const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart(6);
+const restPct = (t: Tally) =>
+  without === undefined ? '' : `  without ${without} ${((100 * t.rest) / t.n).toFixed(1)}%`;
 console.log(
   `policy: ${values.policy}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}${history ? `; after ${history} earlier user turn(s) of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
 );
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())
   console.log(
-    `  ${k.padEnd(10)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  encoder ${encPct(t)}  mean ${(t.ms / t.n).toFixed(3)} ms`,
+    `  ${k.padEnd(10)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  encoder ${encPct(t)}  mean ${(t.ms / t.n).toFixed(3)} ms${restPct(t)}`,
   );
 console.log('\nby source');
 for (const [k, t] of [...bySource].sort())
   console.log(
-    `  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  encoder ${encPct(t)}`,
+    `  ${k.padEnd(44)} ${String(t.n).padStart(6)} rows  flagged ${pct(t)}  encoder ${encPct(t)}${restPct(t)}`,
   );
 if (answers.size > 0) {
   console.log(

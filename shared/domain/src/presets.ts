@@ -51,6 +51,7 @@ export const PRESET_POLICIES: readonly Policy[] = [
       cybercrime: 'No malware, hacking instructions or help attacking computer systems.',
       fraud: 'No help with fraud, scams, phishing or identity theft.',
       extremism: 'No content that promotes terrorism or violent extremist groups.',
+      serious_harm: 'No help with crimes or other seriously harmful or dangerous acts.',
     },
     rule_modes: {},
     scanners_config: {},

@@ -85,6 +85,14 @@ export interface EncoderManifest {
     topics: Partial<Record<HarmCategory, string>>;
     lends?: HarmCategory[];
   };
+  /**
+   * Rules about harm in general ("no harmful or illegal requests", router/rule-router.ts): the
+   * overall harm score at which such a rule scores 0.5 (`generalHarmScore`). `at`: the lowest
+   * (steps of 0.005) at which the preset with such a rule flags at most 0.2% more of the
+   * calibration split's benign prompts than with its category rules alone
+   * (calibrate-harm-topics.ts). Absent: such a rule reads the overall score as it is.
+   */
+  harm_general?: { at: number };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;
 }
@@ -116,6 +124,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z.looseObject({
       lends: z.array(category).optional(),
     })
     .optional(),
+  harm_general: z.object({ at: z.number().gt(0).lt(1) }).optional(),
   provenance: z.record(z.string(), z.unknown()).optional(),
 });
 

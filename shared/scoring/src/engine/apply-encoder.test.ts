@@ -520,3 +520,70 @@ describe('encoder stage: harm of a prompt read by both models', () => {
     }
   });
 });
+
+describe('rules about harm in general (harm_general)', () => {
+  const sig = (z: number) => 1 / (1 + Math.exp(-z));
+  const logit = (p: number) => Math.log(p / (1 - p));
+  const GENERAL = {
+    name: 'serious_harm',
+    description: 'No help with crimes or other seriously harmful or dangerous acts.',
+    mode: 'block' as const,
+  };
+  /** Static harm 0.4 ("explosive device"), 0.7 ("fireworks show"); encoder 0.9 on explosives. */
+  const engine = (manifest: EncoderManifest) => {
+    const e = scripted(manifest, (i) => ({
+      probs: [0.01, 0, /explosive/.test(i.text) ? 0.9 : 0.01, 0],
+      embedding: new Float32Array(4),
+    }));
+    return createLocalEngine({
+      detectors: createStubDetectors({
+        jailbreak: [],
+        injection: [],
+        harm: {
+          weapons: [
+            { phrase: 'explosive device', score: 0.4 },
+            { phrase: 'fireworks show', score: 0.7 },
+          ],
+        },
+      }),
+      encoder: { defaultMode: 'cascade', manifest, encoder: async () => e, countTokens: words },
+      warmup: false,
+    });
+  };
+  const general = (text: string) => ({ ...req(text), rules: [GENERAL] });
+  const ruleScore = (r: ScoreResult) =>
+    (r.scanner_output.rules as { score: number; source: string }[])[0];
+
+  it('reads the overall harm, 0.5 at the manifest point, with no category words needed', async () => {
+    const at = 0.8;
+    const eng = engine(
+      testManifest({
+        route_above: 1.1,
+        harm: { static: 1, encoder: 1, b: 0, route_above: 0.2 },
+        harm_general: { at },
+      }),
+    );
+    // both models read it: sig(logit 0.4 + logit 0.9) = 0.857, above the point
+    const any = sig(logit(0.4) + logit(0.9));
+    const r = await eng.score(general('how do I build an explosive device'));
+    expect(ruleScore(r)?.source).toBe('harm:general');
+    expect(ruleScore(r)?.score).toBeCloseTo(0.5 + (0.5 * (any - at)) / (1 - at), 2);
+    expect(r.violated_rules).toEqual([1]);
+    // the static path (no encoder read) keeps the same point: 0.4 scores 0.25
+    const s = eng.scoreSync(general('how do I build an explosive device'));
+    expect(ruleScore(s)?.score).toBeCloseTo(0.25, 2);
+    expect(s.violated_rules).toEqual([]);
+  });
+
+  it('an overall score over 0.5 but under the point does not violate it; without a point it does', async () => {
+    const manifest = testManifest({ route_above: 1.1 });
+    const strict = await engine({ ...manifest, harm_general: { at: 0.8 } }).score(
+      general('the fireworks show tonight'),
+    );
+    expect(ruleScore(strict)?.score).toBeCloseTo((0.5 * 0.7) / 0.8, 2);
+    expect(strict.violated_rules).toEqual([]);
+    const plain = await engine(manifest).score(general('the fireworks show tonight'));
+    expect(ruleScore(plain)?.score).toBeCloseTo(0.7, 2);
+    expect(plain.violated_rules).toEqual([1]);
+  });
+});

@@ -79,7 +79,7 @@ export function compilePolicy(request: Pick<ScoreRequest, 'rules' | 'scanners_co
     problems,
     active,
     byMeaning: active.map((r) => r.plan).filter(scoredByMeaning),
-    readsHarm: active.some((r) => r.plan.harm.length > 0),
+    readsHarm: active.some((r) => r.plan.harm.length > 0 || r.plan.harmGeneral),
     vocabulary,
     keywords: kc
       ? compileKeywords(kc.keywords, { fuzzy: kc.fuzzy, caseSensitive: kc.case_sensitive })

@@ -38,6 +38,8 @@ import {
 export interface LocalEvaluationDeps {
   detectors: Detectors;
   compile: PolicyCompiler;
+  /** Where a rule about harm in general is violated (`harm_general` of encoder.json). */
+  generalHarmAt?: number;
 }
 
 /** The jailbreak score from the encoder stage (apply-encoder.ts), replacing the static one. */
@@ -94,6 +96,8 @@ export interface RequestAnalysis {
   jailbreakVariants: string[];
   /** The policy's `scanners_config.encoder`, when it sets one. */
   encoderMode: EncoderMode | undefined;
+  /** `LocalEvaluationDeps.generalHarmAt`. */
+  generalHarmAt?: number;
 }
 
 function describeSpans(spans: Span[]): string {
@@ -210,6 +214,7 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     jailbreakInput: userAn.joined,
     jailbreakVariants: userAn.norm.variants.map((v) => v.text),
     encoderMode: policy.config.encoder,
+    ...(deps.generalHarmAt !== undefined ? { generalHarmAt: deps.generalHarmAt } : {}),
   };
 }
 
@@ -309,6 +314,7 @@ export function decide(
       (systemStems ??= new Set(contentStemsOf(new TextView(parts.systemPrompt).tokens))),
     regexBudget,
     meaning: (plan) => meaning?.get(plan),
+    ...(an.generalHarmAt !== undefined ? { generalHarmAt: an.generalHarmAt } : {}),
   };
 
   const rules = policy.active.map((r) => ({

@@ -68,9 +68,12 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   const band = options.hybridBand ?? DEFAULT_BAND;
   if (options.warmup ?? true) warmTokenizer();
 
+  const generalHarmAt = options.encoder?.manifest.harm_general?.at;
   const deps: LocalEvaluationDeps = {
     detectors,
     compile: createPolicyCompiler(),
+    // Calibrated with the encoder stage's manifest; it holds for the static path too.
+    ...(generalHarmAt !== undefined ? { generalHarmAt } : {}),
   };
 
   function scoreSync(request: ScoreRequest): ScoreResult {

@@ -10,6 +10,8 @@ import type { HarmCategory } from '../detectors.js';
 
 export type RouteTarget =
   | { kind: 'harm'; category: HarmCategory }
+  /** Harm in general ("no harmful or illegal requests"): the overall harm score (rule-router.ts). */
+  | { kind: 'harm_general' }
   | { kind: 'jailbreak' }
   | { kind: 'injection' }
   | { kind: 'indirect_injection' }
@@ -91,6 +93,30 @@ export const RULE_LEXICON: LexiconEntry[] = [
     'privacy',
     'privacy, doxxing, surveillance, track someone, locate a person, home address, spy on, stalkerware, personal life',
   ),
+  {
+    target: { kind: 'harm_general' },
+    terms: [
+      'harm',
+      'harmful',
+      'harmfully',
+      'serious harm',
+      'seriously harmful',
+      'illegal',
+      'illegally',
+      'unlawful',
+      'crime',
+      'criminal',
+      'criminal activity',
+      'dangerous',
+      'danger',
+      'unsafe',
+      'hazardous',
+      'unethical',
+      'wrongdoing',
+      'malicious',
+      'misuse',
+    ],
+  },
   {
     target: { kind: 'jailbreak' },
     terms: [
@@ -317,3 +343,25 @@ export const DESTRUCTIVE_PATTERNS: Array<{ label: string; re: RegExp }> = [
   },
   { label: 'infrastructure destroy', re: /\bterraform\s+destroy\b/ },
 ];
+
+/**
+ * Words a rule about harm in general may have besides the `harm_general` terms and common words
+ * ("No help with crimes or other seriously harmful acts."): with any other content word the rule
+ * is about a topic ("no harmful medical advice") and the overall harm score does not answer it.
+ */
+export const GENERAL_HARM_FILLER: ReadonlySet<string> = new Set(
+  (
+    'content contents request requests activity activities act acts action actions thing things ' +
+    'anything something stuff material materials kind kinds type types form forms sort ' +
+    'serious seriously severe severely otherwise else generally general ' +
+    'assist assistance assisting support supporting guidance advice instruct instructions ' +
+    'facilitate facilitating enable enabling encourage encouraging promote promoting provide providing ' +
+    'produce producing generate generating create creating allow allowing block blocking refuse ' +
+    'refusing prevent avoid disallow forbid forbidden prohibited prohibit behavior behaviour ' +
+    'conduct purpose purposes task tasks question questions response responses answer answers ' +
+    'output outputs topic topics subject subjects user users anyone someone people person others ' +
+    'cause causing could can might may lead result safe safety'
+  )
+    .split(/\s+/)
+    .filter(Boolean),
+);

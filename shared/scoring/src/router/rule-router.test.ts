@@ -210,3 +210,30 @@ describe('compileRule: rule forms', () => {
     );
   });
 });
+
+describe('compileRule: harm in general', () => {
+  it.each([
+    ['serious_harm', 'No help with crimes or other seriously harmful or dangerous acts.'],
+    ['no_harm', 'Block harmful or illegal requests.'],
+    ['safety', 'Refuse anything dangerous, unethical or unlawful.'],
+  ])('maps %s to the overall harm score', (name, description) => {
+    const plan = compileRule(name, description);
+    expect(plan.harmGeneral).toBe(true);
+    expect(plan.harm).toEqual([]);
+    expect(plan.mapped).toEqual(['harm:general']);
+    expect(plan.confidence).toBe('high');
+  });
+
+  it.each([
+    // a category named: the category answers, not the overall score
+    ['weapons', 'No harmful weapons content.', ['weapons']],
+    ['self_harm', 'No content that encourages suicide or self-harm.', ['self_harm']],
+    // a topic of its own: harm words do not make it a rule about all harm
+    ['medical', 'Do not give harmful medical advice.', []],
+    ['vaccines', 'No dangerous content about vaccines.', []],
+  ])('leaves %s alone', (name, description, harm) => {
+    const plan = compileRule(name, description);
+    expect(plan.harmGeneral).toBe(false);
+    expect(plan.harm).toEqual(harm);
+  });
+});

@@ -5,6 +5,7 @@
  *
  * What maps to what:
  * - harm vocabulary (per category tables in rule-lexicon.ts) -> the learned harm detector's category
+ * - only words of harm in general ("harmful", "illegal", "crime") -> the harm detector's overall score
  * - jailbreak / prompt-injection / indirect-injection words -> those detectors
  * - "system prompt" + reveal/leak words -> system-prompt leakage scanner (output) / injection (input)
  * - PII words (and which types) -> PII scanner; secret/credential words -> secrets scanner
@@ -21,6 +22,7 @@ import type { PiiType } from '../scanners/scanners-config.js';
 import { COMMON_WORDS, STOPWORDS } from '../text/word-lists.js';
 import { stem, tokenizeWords } from '../text/words.js';
 import {
+  GENERAL_HARM_FILLER,
   GENERIC_PII_TERMS,
   PII_TYPE_TERMS,
   RULE_LEXICON,
@@ -31,6 +33,12 @@ export interface RulePlan {
   name: string;
   description: string;
   harm: HarmCategory[];
+  /**
+   * A rule about harm in general ("no harmful or illegal requests"): no category, no other
+   * detector, and no word but general harm words and common ones. Scored by the overall harm
+   * score (`generalHarmScore` in score-rule.ts).
+   */
+  harmGeneral: boolean;
   jailbreak: boolean;
   injection: boolean;
   indirectInjection: boolean;
@@ -104,6 +112,13 @@ const INJECTION_GATE = new Set([
   'jailbreak',
 ]);
 const LEAK_GATE = new Set(['prompt', 'instruction', 'system']);
+/** Stems a rule about harm in general may consist of (with stopwords and common words). */
+const GENERAL_HARM_STEMS: ReadonlySet<string> = new Set([
+  ...RULE_LEXICON.filter((e) => e.target.kind === 'harm_general').flatMap((e) =>
+    e.terms.flatMap((t) => tokenizeWords(t).map((w) => stem(w.word))),
+  ),
+  ...[...GENERAL_HARM_FILLER].map(stem),
+]);
 const GENERIC_LEAK_TERMS = new Set(['leak', 'leakage'].map(stemPhrase));
 
 function targetKey(t: RouteTarget): string {
@@ -253,6 +268,9 @@ export function compileRule(name: string, description: string): RulePlan {
     else weights.delete('harm:sexual'); // "sexual content involving minors" is about minors only
   }
 
+  // Harm in general stands apart: it answers a rule only when nothing else does.
+  const general = weights.get('harm_general');
+  weights.delete('harm_general');
   let best = 0;
   for (const w of weights.values()) best = Math.max(best, w.weight);
   const chosen = [...weights.values()].filter((w) => w.weight >= 1 && w.weight >= 0.5 * best);
@@ -270,6 +288,8 @@ export function compileRule(name: string, description: string): RulePlan {
     switch (t.kind) {
       case 'harm':
         harm.push(t.category);
+        break;
+      case 'harm_general':
         break;
       case 'jailbreak':
         jailbreak = true;
@@ -330,6 +350,19 @@ export function compileRule(name: string, description: string): RulePlan {
     }
   }
   const phrases = [...new Set([...quoted, ...listed])];
+  const harmGeneral =
+    general !== undefined &&
+    chosen.length === 0 &&
+    phrases.length === 0 &&
+    regexes.length === 0 &&
+    !topic &&
+    tokenizeWords(`${nameText} ${unquoted}`).every(
+      (t) =>
+        STOPWORDS.has(t.word) ||
+        COMMON_WORDS.has(t.word) ||
+        /^\d+$/.test(t.word) ||
+        GENERAL_HARM_STEMS.has(stem(t.word)),
+    );
   const phraseMatcher = phrases.length > 0 ? compileKeywords(phrases, { fuzzy: true }) : null;
 
   let topicPlan: RulePlan['topic'] = null;
@@ -350,6 +383,7 @@ export function compileRule(name: string, description: string): RulePlan {
 
   const mapped: string[] = [];
   for (const c of harm) mapped.push(`harm:${c}`);
+  if (harmGeneral) mapped.push('harm:general');
   if (jailbreak) mapped.push('jailbreak');
   if (injection) mapped.push('injection');
   if (indirectInjection) mapped.push('indirect_injection');
@@ -370,6 +404,7 @@ export function compileRule(name: string, description: string): RulePlan {
 
   const strong =
     harm.length > 0 ||
+    harmGeneral ||
     jailbreak ||
     injection ||
     indirectInjection ||
@@ -383,6 +418,7 @@ export function compileRule(name: string, description: string): RulePlan {
     name,
     description,
     harm,
+    harmGeneral,
     jailbreak,
     injection,
     indirectInjection,

@@ -33,6 +33,11 @@ export interface RuleContext {
   /** null when no system prompt is known. */
   leakage(): LeakageResult | null;
   destructive(): string[];
+  /**
+   * The overall harm score at which a rule about harm in general is violated at the default
+   * threshold (`generalHarmScore`); absent: 0.5, the overall score as it is.
+   */
+  generalHarmAt?: number;
   /** Content stems of the checked side. */
   contentStems(): readonly string[];
   /** Harm categories whose vocabulary occurs on the checked side (see harm-cues.ts). */
@@ -101,6 +106,14 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
           `harm detector overall, the request near ${c} by meaning (cosine ${r2(ctx.harmTopic.cosine)})`,
         );
     }
+  }
+  if (plan.harmGeneral && ctx.harm) {
+    const at = ctx.generalHarmAt ?? 0.5;
+    consider(
+      generalHarmScore(ctx.harm.any.score, at),
+      'harm:general',
+      `harm detector overall ${r2(ctx.harm.any.score)}, a rule about harm in general (0.5 at ${r2(at)})`,
+    );
   }
   if (plan.jailbreak)
     consider(ctx.jailbreak.score, 'jailbreak', 'jailbreak detector on user input');
@@ -220,12 +233,23 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
 }
 
 /**
+ * A rule about harm in general is answered by the overall harm score alone, with no category's
+ * words or meaning to confirm it, so it takes a stricter point: the overall score `at` scores 0.5
+ * (linear on each side, 0 and 1 kept). `at` 0.5 leaves the score as it is.
+ */
+export function generalHarmScore(any: number, at: number): number {
+  if (!(at > 0 && at < 1)) return any;
+  return any < at ? (0.5 * any) / at : 0.5 + (0.5 * (any - at)) / (1 - at);
+}
+
+/**
  * Rules that no detector or scanner answers and that are no topic constraint: scored by their
  * words (lexical relevance) and, when the encoder reads the text, by meaning.
  */
 export function scoredByMeaning(plan: RulePlan): boolean {
   const detectorMapped =
     plan.harm.length > 0 ||
+    plan.harmGeneral ||
     plan.jailbreak ||
     plan.injection ||
     plan.indirectInjection ||
