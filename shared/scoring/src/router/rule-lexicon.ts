@@ -360,7 +360,7 @@ export const GENERAL_HARM_FILLER: ReadonlySet<string> = new Set(
     'refusing prevent avoid disallow forbid forbidden prohibited prohibit behavior behaviour ' +
     'conduct purpose purposes task tasks question questions response responses answer answers ' +
     'output outputs topic topics subject subjects user users anyone someone people person others ' +
-    'cause causing could can might may lead result safe safety'
+    'cause causing could can might may lead result safe safety discuss discussing mention mentioning talk talking'
   )
     .split(/\s+/)
     .filter(Boolean),
