@@ -36,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import { createMlDetectors, type MlDetectors } from '@guard/scoring/ml/index';
 import type { TextRole } from '@guard/scoring';
 import { rocAuc, thresholdAt } from './roc.js';
-import { VAL_SOURCES } from '../train/sources.js';
+import { LOSO_POOL, VAL_SOURCES } from '../train/sources.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATA = process.env.GUARD_TRAIN_DATA ?? path.resolve(ROOT, '../shared/data/train');
@@ -74,17 +74,6 @@ export const DEFAULT_SOURCES = [
   'toxigen_prompts',
   'convabuse',
 ];
-/**
- * Held-out benign pool, excluded from every fold's training: real search queries, grade-school
- * maths, role-play requests (the jailbreak head's hard negatives) and CoCoNot's benign prompts
- * that look unsafe (the harm head's hard negatives). Only their benign rows are scored.
- */
-/**
- * Sources build-dataset.ts holds out of training entirely (VAL_SOURCES): excluding one changes no
- * training row, so its fold is the `_reference` model (byte-identical weights, checked for
- * gptfuzz_prompts and deepset_prompt_injections) and is not retrained.
- */
-export const DEFAULT_POOL = ['nq_open', 'gsm8k', 'gpteacher_roleplay', 'coconot'];
 /** The ordinary-traffic part of the pool, for a second threshold (see FoldResult.ordinary). */
 const ORDINARY = ['nq_open', 'gsm8k'];
 
@@ -403,7 +392,7 @@ function main(): void {
     .map((s) => s.trim())
     .filter(Boolean);
   const epochs = Number(opt('--epochs') ?? '3');
-  const pool = (opt('--pool') ?? DEFAULT_POOL.join(','))
+  const pool = (opt('--pool') ?? LOSO_POOL.join(','))
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
@@ -432,6 +421,9 @@ function main(): void {
     let buildSeconds = 0;
     let trainSeconds = 0;
     const refModel = path.join(FOLDS, REFERENCE, 'model');
+    // A source build-dataset.ts holds out of training entirely (VAL_SOURCES): excluding it changes
+    // no training row, so its fold is the `_reference` model (byte-identical weights, checked for
+    // gptfuzz_prompts and deepset_prompt_injections) and is not retrained.
     const reuse = VAL_SOURCES.has(source) && existsSync(path.join(refModel, 'detectors.bin'));
     if (reuse) {
       console.log(`[${source}] already held out of every training build: fold = ${REFERENCE}`);

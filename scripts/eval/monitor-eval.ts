@@ -7,7 +7,7 @@
  *   npm run eval:monitor -- <file.jsonl> [--policy "Basic Content Safety"] [--limit N]
  *                           [--model-dir DIR] [--no-request] [--source NAME]
  *                           [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS]
- *                           [--history N] [--without RULE]
+ *                           [--history N] [--without RULE] [--rules-only]
  *
  * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
  * response after the neutral user turn, to measure what judging an answer with its request adds;
@@ -20,7 +20,9 @@
  * user-text row as the latest message of a conversation: N earlier user turns of about 300
  * characters of ordinary requests (same generator and seed), each answered "Sure, here you go.".
  * --without RULE adds a column: the share flagged when the policy's rule RULE is left out (rules
- * are scored apart, so one run gives both; with a judge they would not be).
+ * are scored apart, so one run gives both; with a judge they would not be). --rules-only counts
+ * a row flagged when a rule of the policy is violated, leaving out the built-in signals (jailbreak,
+ * ipi): what the policy's rules decide, for instance its harm rules on their own.
  * Scoring runs on this thread, encoder included.
  *
  * Rows with role "response" are sent as an assistant turn (post thresholds) after the request
@@ -30,7 +32,7 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { createDefaultEngine, type ScoreMessage } from '@guard/scoring';
+import { createDefaultEngine, type RuleScore, type ScoreMessage } from '@guard/scoring';
 import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from '../bench/ordinary-requests.mjs';
 
@@ -47,12 +49,13 @@ const { values, positionals } = parseArgs({
     wrap: { type: 'string' },
     history: { type: 'string' },
     without: { type: 'string' },
+    'rules-only': { type: 'boolean', default: false },
   },
 });
 const file = positionals[0];
 if (!file) {
   console.error(
-    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS] [--history N] [--without RULE]',
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS] [--history N] [--without RULE] [--rules-only]',
   );
   process.exit(2);
 }
@@ -151,19 +154,21 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
     reasoning_mode: 'off',
   });
   const ms = performance.now() - t0;
-  const flagged = r.violation > 0 || r.ipi;
+  const violated = (r.scanner_output.rules as RuleScore[] | undefined)?.filter((x) => x.violated);
+  const flagged = values['rules-only'] ? (violated?.length ?? 0) > 0 : r.violation > 0 || r.ipi;
   const enc = decidedByEncoder(r);
   // Flagged by something besides the rule left out (`--without`).
-  const rest = flagged && (r.ipi || r.violated_rule_descriptions.some((d) => d.name !== without));
+  const rest =
+    flagged &&
+    (values['rules-only']
+      ? (violated ?? []).some((x) => x.name !== without)
+      : r.ipi || r.violated_rule_descriptions.some((d) => d.name !== without));
   add(byLabel, row.label, flagged, ms, enc, rest);
   add(bySource, `${row.label.padEnd(9)} ${row.source ?? '?'}`, flagged, ms, enc, rest);
   if (row.role === 'response' && row.request && !values['no-request']) {
     // The output phase also re-checks the request with the jailbreak signal; this counts the
     // answer's own verdict: a policy rule violated.
-    const ruleHit = (r.scanner_output.rules as { violated: boolean }[] | undefined)?.some(
-      (x) => x.violated,
-    );
-    add(answers, `${row.label.padEnd(9)} ${row.source ?? '?'}`, ruleHit === true, ms);
+    add(answers, `${row.label.padEnd(9)} ${row.source ?? '?'}`, (violated?.length ?? 0) > 0, ms);
   }
 }
 
@@ -172,7 +177,7 @@ const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart
 const restPct = (t: Tally) =>
   without === undefined ? '' : `  without ${without} ${((100 * t.rest) / t.n).toFixed(1)}%`;
 console.log(
-  `policy: ${values.policy}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}${history ? `; after ${history} earlier user turn(s) of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
+  `policy: ${values.policy}${values['rules-only'] ? ' (its rules only)' : ''}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}${history ? `; after ${history} earlier user turn(s) of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
 );
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())

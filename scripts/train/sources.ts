@@ -13,3 +13,11 @@ export const VAL_SOURCES: ReadonlySet<string> = new Set([
   'hwu64',
   'nq_open',
 ]);
+
+/**
+ * The held-out benign pool of leave-one-source-out (scripts/eval/loso.ts), excluded from every
+ * fold's training: real search queries, grade-school maths, role-play requests (the jailbreak
+ * head's hard negatives) and CoCoNot's benign prompts that look unsafe (the harm head's hard
+ * negatives). Only their benign rows are scored.
+ */
+export const LOSO_POOL: readonly string[] = ['nq_open', 'gsm8k', 'gpteacher_roleplay', 'coconot'];
