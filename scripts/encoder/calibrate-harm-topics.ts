@@ -8,7 +8,7 @@
  * it has; privacy's written here) and sets `at` on the calibration split of the training build,
  * by the product's own engine and encoder. Run after calibrate.ts, which rewrites the manifest:
  *
- *   node --conditions=source --import tsx scripts/encoder/calibrate-harm-topics.ts TRAIN_TEXTS.jsonl DIR
+ *   node --conditions=source --import tsx scripts/encoder/calibrate-harm-topics.ts TRAIN_TEXTS.jsonl DIR [STATIC_DIR]
  *
  * Every calibration prompt with a harm target (benign or harmful) is scored through the preset as
  * the monitor endpoint scores it, without topics; a prompt would be flagged besides when its harm
@@ -65,9 +65,10 @@ const PRESET = 'Basic Content Safety';
 /** The one category the preset has no rule for. */
 const PRIVACY = "No doxxing, stalking or exposing a person's private information.";
 
-const [textsFile, dir] = process.argv.slice(2);
+// STATIC_DIR: other static detectors than the committed ones (a leave-one-source-out fold's).
+const [textsFile, dir, staticDir] = process.argv.slice(2);
 if (!textsFile || !dir) {
-  console.error('usage: calibrate-harm-topics.ts TRAIN_TEXTS.jsonl MODEL_DIR');
+  console.error('usage: calibrate-harm-topics.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
   process.exit(2);
 }
 const manifestPath = path.join(dir, 'encoder.json');
@@ -94,9 +95,15 @@ const inPolicy = new Set(rules.map((r) => r.name));
 const rows = await calibPrompts(textsFile, TARGET_INDEX.harm);
 
 const t0 = performance.now();
-const engine = createDefaultEngine({ encoder: { mode: 'cascade', dir } });
+const engine = createDefaultEngine({
+  ...(staticDir ? { modelDir: staticDir } : {}),
+  encoder: { mode: 'cascade', dir },
+});
 const encoder = await createOnnxEncoder(dir);
-const deps = { detectors: createMlDetectors(), compile: createPolicyCompiler() };
+const deps = {
+  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
+  compile: createPolicyCompiler(),
+};
 const embedded = await embedHarmTopics(encoder, topics);
 
 /**

@@ -2,7 +2,7 @@
  * Calibrates the fine-tuned encoder for the product (writes encoder.json beside its ONNX file),
  * from the calibration split of the training build only: the rows held out of fitting.
  *
- *   node --conditions=source --import tsx scripts/encoder/calibrate.ts TRAIN_TEXTS.jsonl DIR
+ *   node --conditions=source --import tsx scripts/encoder/calibrate.ts TRAIN_TEXTS.jsonl DIR [STATIC_DIR]
  *
  * TRAIN_TEXTS: build-dataset.ts's train-texts.jsonl (GUARD_TRAIN_TEXTS=1); DIR: the folder with
  * model.int8.onnx (finetune.py export). Both scores come from the product's own code: the static
@@ -62,9 +62,10 @@ const NOT_BUDGETED = new Set<string>(
   ).sources,
 );
 
-const [textsFile, dir] = process.argv.slice(2);
+// STATIC_DIR: other static detectors than the committed ones (a leave-one-source-out fold's).
+const [textsFile, dir, staticDir] = process.argv.slice(2);
 if (!textsFile || !dir) {
-  console.error('usage: calibrate.ts TRAIN_TEXTS.jsonl MODEL_DIR');
+  console.error('usage: calibrate.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
   process.exit(2);
 }
 
@@ -83,7 +84,10 @@ const base: EncoderManifest = {
 // createOnnxEncoder reads the manifest: start from an uncalibrated one.
 fs.writeFileSync(manifestPath, JSON.stringify(base, null, 1) + '\n');
 const encoder = await createOnnxEncoder(dir);
-const deps = { detectors: createMlDetectors(), compile: createPolicyCompiler() };
+const deps = {
+  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
+  compile: createPolicyCompiler(),
+};
 const thresholds = {
   pre_violation_threshold: 0.5,
   pre_jb_threshold: TARGET,

@@ -50,6 +50,8 @@ FOLDS = {
 }
 ORDINARY = {'nq_open', 'gsm8k'}  # the pool without its hard negatives
 POOL_SOURCES = ['nq_open', 'gsm8k', 'gpteacher_roleplay', 'coconot']
+# Harmful-prompt sources whose verdicts through a policy `loso.sh product` reports.
+HARM_PROMPT_SOURCES = {'advbench', 'strongreject', 'harmbench', 'red_instruct', 'do_not_answer'}
 ROUTE_SHARE = 0.20  # the shipped route_above: top 20% of benign calibration prompts
 HEAD_NAMES = ['jailbreak', 'injection', 'harmful']
 HARM_ROUTE_SHARE = 0.10  # the shipped harm route_above: top 10% of benign calibration prompts
@@ -174,6 +176,10 @@ def run_fold(fold, a):
             out['int8'] = [[round(float(x), 6) for x in p[:3]]
                            for p in predict_onnx(os.path.join(d, 'model.int8.onnx'), ev)]
             out['int8_seconds'] = round(time.time() - t0)
+            if a.keep_models:  # the fold's encoder as served, for verdicts through a policy
+                keep = os.path.join(a.out, 'models', fold)
+                os.makedirs(keep, exist_ok=True)
+                shutil.copyfile(os.path.join(d, 'model.int8.onnx'), os.path.join(keep, 'model.int8.onnx'))
     except Exception as e:  # noqa: BLE001  the report falls back to the torch scores, and says so
         out['int8_error'] = repr(e)
         print('int8 export or scoring failed:', repr(e), flush=True)
@@ -315,6 +321,8 @@ if __name__ == '__main__':
     ap.add_argument('--window', type=lambda v: tuple(int(x) for x in v.split(',')),
                     help='research: read only the first H and last T tokens (H <= 96, T <= 30)')
     ap.add_argument('--limit', type=int, help='smoke test: the first N training and evaluation rows of each fold')
+    ap.add_argument('--keep-models', action='store_true',
+                    help="keep each fold's int8 model in OUT/models/FOLD/ (loso-product.sh reads it)")
     ap.add_argument('--scores')
     ap.add_argument('--static')
     ap.add_argument('--json')

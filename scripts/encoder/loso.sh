@@ -9,6 +9,11 @@
 #   bash scripts/encoder/loso.sh report    the static fold models (npm run eval:loso) on the same
 #                                          rows, then the table (and loso.json)
 #   bash scripts/encoder/loso.sh           all three
+#   bash scripts/encoder/loso.sh product   the verdicts of a policy (Basic Content Safety) with each
+#                                          fold's encoder and static detectors, both calibrated on
+#                                          the fold's build as the shipped ones are, on the fold's
+#                                          harm sources and the benign pool (files of
+#                                          npm run eval:loso-monitor, which runs first)
 # Needs ENCODER_MINILM=1 bash scripts/encoder/fetch.sh (the base weights) and the static LOSO's
 # fold models (npm run eval:loso) for the report. Env: LOSO_OUT (default .cache/guard-ft/loso),
 # LOSO_FOLDS (comma-separated, default all), FT_DEVICE, LOSO_JOBS (folds at a time, default 1).
@@ -43,7 +48,7 @@ fi
 
 if [ "$STEP" = train ] || [ "$STEP" = all ]; then
   (cd $HERE && "../../$PY" loso.py run --pack "../../$OUT/pack" --out "../../$OUT/scores" --folds "$FOLDS" \
-    --jobs "${LOSO_JOBS:-1}" --device "${FT_DEVICE:-cpu}")
+    --jobs "${LOSO_JOBS:-1}" --device "${FT_DEVICE:-cpu}" --keep-models)
 fi
 
 if [ "$STEP" = report ] || [ "$STEP" = all ]; then
@@ -60,4 +65,27 @@ sys.stdout.write(''.join(rows[i] for i in json.load(open('$OUT/scores/$fold.json
   done
   (cd $HERE && "../../$PY" loso.py report --rows "../../$OUT/rows.jsonl" --scores "../../$OUT/scores" --static "../../$OUT/static" \
     --json "../../$OUT/loso.json") | tee "$OUT/loso.md"
+fi
+
+if [ "$STEP" = product ]; then
+  for fold in ${FOLDS//,/ }; do
+    model=$OUT/scores/models/$fold/model.int8.onnx
+    [ -f "$model" ] || continue
+    [ -f "$STATIC/$fold/model/detectors.bin" ] || { echo "no static fold model $STATIC/$fold: run npm run eval:loso -- --sources $fold" >&2; exit 1; }
+    enc=$OUT/product/$fold
+    mkdir -p "$enc"
+    cp "$model" "$enc/"
+    texts=$OUT/builds/$fold/train-texts.jsonl
+    node --conditions=source --import tsx "$HERE/calibrate.ts" "$texts" "$enc" "$STATIC/$fold/model" > "$enc/calibrate.log"
+    node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
+    sources=$(cd $HERE && "../../$PY" -c "import loso; print(' '.join(s for s in loso.FOLDS['$fold'] if s in loso.HARM_PROMPT_SOURCES))")
+    for src in $sources; do
+      [ -f ".cache/guard-loso/monitor/$src.jsonl" ] || npm run -s eval:loso-monitor -- --sources "$src" > /dev/null
+      for how in --rules-only ""; do
+        echo "== $src, fold $fold (encoder and static detectors of the fold, cascade) ${how:-all verdicts, built-in jailbreak included}"
+        npm run -s eval:monitor -- ".cache/guard-loso/monitor/$src.jsonl" --model-dir "$STATIC/$fold/model" \
+          --encoder-dir "$enc" --without serious_harm $how | grep -E '^\s+(benign|harmful)\s+\S+\s+[0-9]+ rows'
+      done
+    done | tee "$OUT/product/$fold.txt"
+  done
 fi
