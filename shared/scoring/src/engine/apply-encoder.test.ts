@@ -204,36 +204,40 @@ describe('jailbreak encoder stage: long inputs', () => {
   });
 });
 
+const sig = (z: number) => 1 / (1 + Math.exp(-z));
+const logit = (p: number) => Math.log(p / (1 - p));
+/** Encoder harm probability 0.9 for texts about explosives, 0.01 for the rest. */
+const explosivesEncoder = (manifest: EncoderManifest) =>
+  scripted(manifest, (i) => ({
+    probs: [0.01, 0, /explosive/.test(i.text) ? 0.9 : 0.01, 0],
+    embedding: new Float32Array(4),
+  }));
+/** Static weapons harm 0.4 ("explosive device"), 0.7 ("fireworks show"), 0.1 ("garden fence"). */
+const harmEngine = (manifest: EncoderManifest, e: Encoder) =>
+  createLocalEngine({
+    detectors: createStubDetectors({
+      jailbreak: [],
+      injection: [],
+      harm: {
+        weapons: [
+          { phrase: 'explosive device', score: 0.4 },
+          { phrase: 'fireworks show', score: 0.7 },
+          { phrase: 'garden fence', score: 0.1 },
+        ],
+      },
+    }),
+    encoder: { defaultMode: 'cascade', manifest, encoder: async () => e, countTokens: words },
+    warmup: false,
+  });
+
 describe('encoder stage: harm of a prompt read by both models', () => {
   // sigmoid(logit(static) + logit(encoder)).
   const manifest = testManifest({
     route_above: 1.1,
     harm: { static: 1, encoder: 1, b: 0, route_above: 0.2 },
   });
-  const sig = (z: number) => 1 / (1 + Math.exp(-z));
-  const logit = (p: number) => Math.log(p / (1 - p));
-  /** Encoder harm probability 0.9 for texts about explosives, 0.01 for the rest. */
-  const enc = () =>
-    scripted(manifest, (i) => ({
-      probs: [0.01, 0, /explosive/.test(i.text) ? 0.9 : 0.01, 0],
-      embedding: new Float32Array(4),
-    }));
-  const engine = (e: Encoder) =>
-    createLocalEngine({
-      detectors: createStubDetectors({
-        jailbreak: [],
-        injection: [],
-        harm: {
-          weapons: [
-            { phrase: 'explosive device', score: 0.4 },
-            { phrase: 'fireworks show', score: 0.7 },
-            { phrase: 'garden fence', score: 0.1 },
-          ],
-        },
-      }),
-      encoder: { defaultMode: 'cascade', manifest, encoder: async () => e, countTokens: words },
-      warmup: false,
-    });
+  const enc = () => explosivesEncoder(manifest);
+  const engine = (e: Encoder) => harmEngine(manifest, e);
   const WEAPONS = {
     name: 'weapons',
     description: 'No instructions for making weapons or explosives.',
@@ -522,34 +526,12 @@ describe('encoder stage: harm of a prompt read by both models', () => {
 });
 
 describe('rules about harm in general (harm_general)', () => {
-  const sig = (z: number) => 1 / (1 + Math.exp(-z));
-  const logit = (p: number) => Math.log(p / (1 - p));
   const GENERAL = {
     name: 'serious_harm',
     description: 'No help with crimes or other seriously harmful or dangerous acts.',
     mode: 'block' as const,
   };
-  /** Static harm 0.4 ("explosive device"), 0.7 ("fireworks show"); encoder 0.9 on explosives. */
-  const engine = (manifest: EncoderManifest) => {
-    const e = scripted(manifest, (i) => ({
-      probs: [0.01, 0, /explosive/.test(i.text) ? 0.9 : 0.01, 0],
-      embedding: new Float32Array(4),
-    }));
-    return createLocalEngine({
-      detectors: createStubDetectors({
-        jailbreak: [],
-        injection: [],
-        harm: {
-          weapons: [
-            { phrase: 'explosive device', score: 0.4 },
-            { phrase: 'fireworks show', score: 0.7 },
-          ],
-        },
-      }),
-      encoder: { defaultMode: 'cascade', manifest, encoder: async () => e, countTokens: words },
-      warmup: false,
-    });
-  };
+  const engine = (manifest: EncoderManifest) => harmEngine(manifest, explosivesEncoder(manifest));
   const general = (text: string) => ({ ...req(text), rules: [GENERAL] });
   const ruleScore = (r: ScoreResult) =>
     (r.scanner_output.rules as { score: number; source: string }[])[0];
