@@ -27,6 +27,7 @@ scores back. loso.sh drives them.
   python loso.py report --rows ROWS.jsonl --scores DIR --static DIR [--json OUT.json]
 """
 import argparse
+import hashlib
 import json
 import multiprocessing
 import os
@@ -109,6 +110,14 @@ def pack(a):
         return table[key]
 
     os.makedirs(a.out, exist_ok=True)
+    # Folds packed earlier index into this table: keep their ids, append the new sequences (a pack
+    # of some folds once rewrote the table under the others, and their fine-tunes learnt noise).
+    old = os.path.join(a.out, 'seqs.npz')
+    if os.path.exists(old):
+        with np.load(old) as s:
+            flat, off = s['flat'], s['off']  # read once: each lookup of an npz member decompresses it
+        for i in range(len(off) - 1):
+            sid(flat[off[i]:off[i + 1]].astype(np.int64).tolist())
     rows = load(a.rows)
     evals = [sid(tok.encode(r['role'], r['text'])) for r in rows]
     for fold in folds_arg(a):
@@ -122,13 +131,22 @@ def pack(a):
                             tgt=np.array(targets(trows), dtype=np.int8),
                             eval=np.array(fold_rows(rows, fold), dtype=np.int32))
         with open(os.path.join(a.out, f'fold-{fold}.json'), 'w') as f:
-            json.dump({'rng': rng.getstate(), 'groups': counts, 'rows': len(trows), 'joined': a.joined}, f)
+            json.dump({'rng': rng.getstate(), 'groups': counts, 'rows': len(trows), 'joined': a.joined,
+                       'fingerprint': fingerprint([seqs[i] for i in idx])}, f)
         print(f'{fold}: {len(trows)} training rows ({time.time() - t0:.0f}s)', flush=True)
     flat = np.concatenate([np.array(s, dtype=np.uint16) for s in seqs])
     off = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
     np.savez_compressed(os.path.join(a.out, 'seqs.npz'), flat=flat, off=off, evals=np.array(evals, dtype=np.int32))
     copy_base(a.base, os.path.join(a.out, 'base'), torch.float16)
     print(f'{len(seqs)} distinct token sequences; pack in {a.out}')
+
+
+def fingerprint(seqs):
+    """A digest of a fold's training sequences, checked before fine-tuning on them."""
+    h = hashlib.sha256()
+    for ids in seqs:
+        h.update(np.array(ids, dtype=np.uint16).tobytes() + b'\xff\xff')
+    return h.hexdigest()[:16]
 
 
 def window(ids, hw):
@@ -155,6 +173,12 @@ def run_fold(fold, a):
     f = np.load(os.path.join(a.pack, f'fold-{fold}.npz'))
     with open(os.path.join(a.pack, f'fold-{fold}.json')) as fh:
         meta = json.load(fh)
+    if 'fingerprint' not in meta:
+        raise SystemExit(f'{fold}: packed without a fingerprint (before 2026-11-28): rerun loso.sh prepare '
+                         f'with LOSO_FOLDS={fold}')
+    if meta['fingerprint'] != fingerprint([seq(i) for i in f['idx']]):
+        raise SystemExit(f'{fold}: the pack no longer matches this fold (its table was rewritten): '
+                         f'rerun loso.sh prepare with LOSO_FOLDS={fold}')
     enc = [window(seq(i), a.window) for i in f['idx'][:a.limit]]
     torch.manual_seed(SEED)
     model = Detector('minilm', a.base32, a.layers)
