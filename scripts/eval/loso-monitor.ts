@@ -15,11 +15,12 @@
  * of monitor-eval.ts: the same verdicts with that rule left out. Run `npm run eval:loso` first.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { LOSO_POOL } from '../train/sources.js';
+import { readRows, roleOf, tag } from './loso-rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATA = process.env.GUARD_TRAIN_DATA ?? path.resolve(ROOT, '../shared/data/train');
@@ -34,19 +35,6 @@ const { values } = parseArgs({
   },
 });
 
-interface Row {
-  text: string;
-  label: string;
-  categories?: string[];
-}
-
-const readRows = (source: string): Row[] =>
-  readFileSync(path.join(DATA, `${source}.jsonl`), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Row);
-const tag = (r: Row, prefix: string) =>
-  r.categories?.find((c) => c.startsWith(prefix))?.slice(prefix.length);
 const modelOf = (fold: string) => path.join(FOLDS, fold, 'model');
 const hasModel = (fold: string) => existsSync(path.join(modelOf(fold), 'detectors.bin'));
 
@@ -63,7 +51,7 @@ const folds = values.sources
   : readdirSync(FOLDS).filter((f) => f !== '_reference' && hasModel(f));
 
 const pool = LOSO_POOL.flatMap((source) =>
-  readRows(source)
+  readRows(DATA, source)
     .filter((r) => r.label === 'benign')
     .map((r) => ({ text: r.text, label: 'benign', role: 'prompt', source })),
 );
@@ -73,10 +61,9 @@ for (const fold of folds) {
     console.error(`${fold}: no such training source`);
     process.exit(2);
   }
-  const harmful = readRows(fold).filter((r) => {
-    const role = tag(r, 'role:');
-    return r.label === 'harmful' && (role === undefined || role === 'prompt' || role === 'content');
-  });
+  const harmful = readRows(DATA, fold).filter(
+    (r) => r.label === 'harmful' && roleOf(r) === 'prompt',
+  );
   if (harmful.length === 0) {
     console.log(`== ${fold}: no harmful prompts or content, skipped`);
     continue;

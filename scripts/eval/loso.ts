@@ -35,6 +35,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createMlDetectors, type MlDetectors } from '@guard/scoring/ml/index';
 import type { TextRole } from '@guard/scoring';
+import { readRows, roleOf, tag, type Row } from './loso-rows.js';
 import { rocAuc, thresholdAt } from './roc.js';
 import { LOSO_POOL, VAL_SOURCES } from '../train/sources.js';
 
@@ -80,13 +81,6 @@ const ORDINARY = ['nq_open', 'gsm8k'];
 const LABELS = ['jailbreak', 'injection', 'harmful'] as const;
 type Label = (typeof LABELS)[number];
 
-interface Row {
-  text: string;
-  label: string;
-  categories?: string[];
-  source: string;
-}
-
 interface Scores {
   jailbreak: number;
   injection: number;
@@ -127,29 +121,6 @@ export interface FoldResult {
   buildSeconds: number;
   trainSeconds: number;
   finishedAt: string;
-}
-
-function tag(row: Row, prefix: string): string | undefined {
-  return row.categories?.find((c) => c.startsWith(prefix))?.slice(prefix.length);
-}
-
-/** Same mapping as build-dataset.ts: content rows are read as prompts. */
-function roleOf(row: Row): TextRole {
-  const r = tag(row, 'role:');
-  return r === 'response' || r === 'document' ? r : 'prompt';
-}
-
-function readRows(source: string): Row[] {
-  return readFileSync(path.join(DATA, `${source}.jsonl`), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Row)
-    .filter((r) => {
-      // build-dataset.ts drops these two red_instruct topics (not harmful requests).
-      if (r.source !== 'red_instruct') return true;
-      const top = tag(r, 'topic:');
-      return top !== 'Political Campaigning' && top !== 'Tailored Financial Advice';
-    });
 }
 
 function score(det: MlDetectors, text: string, role: TextRole): Scores {
@@ -305,7 +276,7 @@ function report(pool: string[], poolRows: Record<string, string[]>): void {
   if (existsSync(path.join(refDir, 'detectors.bin'))) {
     const ref = createMlDetectors({ modelDir: refDir });
     for (const r of results) {
-      const rows = readRows(r.source);
+      const rows = readRows(DATA, r.source);
       r.reference = evaluate(ref, rows, r.label, allPool).side;
       if (ordinaryPool.length > 0) {
         const fold = createMlDetectors({ modelDir: path.join(FOLDS, r.source, 'model') });
@@ -400,7 +371,7 @@ function main(): void {
   const poolRows: Record<string, string[]> = Object.fromEntries(
     pool.map((p) => [
       p,
-      readRows(p)
+      readRows(DATA, p)
         .filter((r) => r.label === 'benign')
         .map((r) => r.text),
     ]),
@@ -411,7 +382,7 @@ function main(): void {
   const prod = createMlDetectors();
   for (const source of sources) {
     if (pool.includes(source)) throw new Error(`${source} is in the benign pool`);
-    const rows = source === REFERENCE ? [] : readRows(source);
+    const rows = source === REFERENCE ? [] : readRows(DATA, source);
     const labels = LABELS.filter((l) => rows.some((r) => r.label === l));
     const dir = path.join(FOLDS, source);
     const modelDir = path.join(dir, 'model');
