@@ -8,6 +8,7 @@
  *                           [--model-dir DIR] [--no-request] [--source NAME]
  *                           [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS]
  *                           [--history N] [--without RULE] [--rules-only]
+ *                           [--multilingual on|off] [--multilingual-dir DIR] [--gated]
  *
  * --model-dir scores with other weights (a leave-one-source-out fold's); --no-request sends every
  * response after the neutral user turn, to measure what judging an answer with its request adds;
@@ -23,6 +24,10 @@
  * are scored apart, so one run gives both; with a judge they would not be). --rules-only counts
  * a row flagged when a rule of the policy is violated, leaving out the built-in signals (jailbreak,
  * ipi): what the policy's rules decide, for instance its harm rules on their own.
+ * --multilingual off leaves out the multilingual reader (as GUARD_MULTILINGUAL=off does); --multilingual-dir
+ * reads its manifest (head) from DIR (`npm run train:multilingual -- --out DIR`); --gated
+ * keeps only the user-text rows its gate sends on (requests the English models cannot read: the
+ * only rows the reader can change).
  * Scoring runs on this thread, encoder included.
  *
  * Rows with role "response" are sent as an assistant turn (post thresholds) after the request
@@ -33,6 +38,9 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createDefaultEngine, type RuleScore, type ScoreMessage } from '@guard/scoring';
+import { loadTokenizerResources } from '@guard/scoring/ml/ml-model';
+import { readGate } from '@guard/scoring/multilingual/gate';
+import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from '../bench/ordinary-requests.mjs';
 
@@ -50,12 +58,15 @@ const { values, positionals } = parseArgs({
     history: { type: 'string' },
     without: { type: 'string' },
     'rules-only': { type: 'boolean', default: false },
+    multilingual: { type: 'string', default: 'on' },
+    'multilingual-dir': { type: 'string' },
+    gated: { type: 'boolean', default: false },
   },
 });
 const file = positionals[0];
 if (!file) {
   console.error(
-    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS] [--history N] [--without RULE] [--rules-only]',
+    'usage: npm run eval:monitor -- <file.jsonl> [--policy NAME] [--limit N] [--model-dir DIR] [--no-request] [--source NAME] [--encoder off|cascade|all] [--encoder-dir DIR] [--wrap CHARS] [--history N] [--without RULE] [--rules-only] [--multilingual on|off] [--multilingual-dir DIR] [--gated]',
   );
   process.exit(2);
 }
@@ -73,11 +84,23 @@ if (without !== undefined && !policy.rules.some((r) => r.name === without)) {
   );
   process.exit(2);
 }
+if (values.multilingual !== 'on' && values.multilingual !== 'off') {
+  console.error(`--multilingual: expected on or off, got "${values.multilingual}"`);
+  process.exit(2);
+}
 const encoderDir = values['encoder-dir'];
 const engine = createDefaultEngine({
   ...(modelDir ? { modelDir } : {}),
-  encoder: { mode, ...(encoderDir ? { dir: encoderDir } : {}) },
+  encoder: {
+    mode,
+    ...(encoderDir ? { dir: encoderDir } : {}),
+    multilingual: values.multilingual === 'on',
+    ...(values['multilingual-dir'] ? { multilingualDir: values['multilingual-dir'] } : {}),
+  },
 });
+const gate = loadMultilingualManifest().gate;
+const { tokenizer } = loadTokenizerResources();
+const gated = (text: string) => readGate(text, (w) => tokenizer.has(w), gate).send;
 const limit = values.limit ? Number(values.limit) : Infinity;
 const wrap = values.wrap === undefined ? 0 : Number(values.wrap);
 if (!Number.isInteger(wrap) || wrap < 0) {
@@ -146,6 +169,8 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(f
   if (!line.trim() || seen >= limit) continue;
   const row = JSON.parse(line) as Row;
   if (values.source !== undefined && row.source !== values.source) continue;
+  if (values.gated && (row.role === 'response' || row.role === 'document' || !gated(row.text)))
+    continue;
   seen++;
   const t0 = performance.now();
   const r = await engine.score({
@@ -177,7 +202,7 @@ const encPct = (t: Tally) => `${((100 * t.encoder) / t.n).toFixed(1)}%`.padStart
 const restPct = (t: Tally) =>
   without === undefined ? '' : `  without ${without} ${((100 * t.rest) / t.n).toFixed(1)}%`;
 console.log(
-  `policy: ${values.policy}${values['rules-only'] ? ' (its rules only)' : ''}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}${history ? `; after ${history} earlier user turn(s) of ordinary requests` : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
+  `policy: ${values.policy}${values['rules-only'] ? ' (its rules only)' : ''}; encoder ${mode}${wrap ? `; user text wrapped in 2 x ${wrap} characters of ordinary requests` : ''}${history ? `; after ${history} earlier user turn(s) of ordinary requests` : ''}; multilingual reader ${values.multilingual}${values.gated ? ' (only rows its gate sends on)' : ''}; ${seen} rows; "flagged" = violation > 0 or ipi; "encoder" = jailbreak or harm decided with the encoder`,
 );
 console.log('\nby label (benign: over-blocking; others: recall)');
 for (const [k, t] of [...byLabel].sort())

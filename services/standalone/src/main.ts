@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { missingMultilingualFiles } from '@guard/scoring/multilingual/reader';
 import { createLogger, Lifecycle, type Logger } from '@guard/platform';
 import { joinClusterMetrics, processMetrics, serveClusterMetrics } from '@guard/platform/metrics';
 import { startTracing } from '@guard/platform/tracing';
@@ -105,6 +106,14 @@ async function main(): Promise<void> {
     logContent: config.logContent,
     name: 'guard',
   });
+  if (cluster.isPrimary && config.encoder.multilingual && config.encoder.mode !== 'off') {
+    const missing = missingMultilingualFiles();
+    if (missing.length > 0)
+      logger.warn(
+        { missing },
+        'multilingual reader not installed: requests in other languages are read by the English models only (run npm run fetch:multilingual)',
+      );
+  }
   if (config.workers <= 1) return runSingle(config, logger);
   return cluster.isPrimary ? runPrimary(config, logger) : runWorker(config, logger);
 }

@@ -139,18 +139,28 @@ export const scoringEnv = () => ({
   GUARD_ENCODER: z.enum(['off', 'cascade', 'all']).default('cascade'),
   // Encoder threads of a process whose requests score on its request thread.
   GUARD_ENCODER_THREADS: envInt(1, 1, 64),
+  // The multilingual reader (harm of requests the English models cannot read), when its weights
+  // are installed (npm run fetch:multilingual); off with the encoder stage too.
+  GUARD_MULTILINGUAL: z.enum(['on', 'off']).default('on'),
 });
 
 export interface EncoderSettings {
   mode: 'off' | 'cascade' | 'all';
   threads: number;
+  /** The multilingual reader (GUARD_MULTILINGUAL), when its weights are installed. */
+  multilingual: boolean;
 }
 
 export function encoderSettings(e: {
   GUARD_ENCODER: EncoderSettings['mode'];
   GUARD_ENCODER_THREADS: number;
+  GUARD_MULTILINGUAL: 'on' | 'off';
 }): EncoderSettings {
-  return { mode: e.GUARD_ENCODER, threads: e.GUARD_ENCODER_THREADS };
+  return {
+    mode: e.GUARD_ENCODER,
+    threads: e.GUARD_ENCODER_THREADS,
+    multilingual: e.GUARD_MULTILINGUAL === 'on',
+  };
 }
 
 export interface JudgeSettings {

@@ -21,7 +21,20 @@ import {
 import { createEncoderPool, encoderPoolAvailable } from './encoder/encoder-pool.js';
 import { createOnnxEncoder } from './encoder/onnx-encoder.js';
 import { createMlDetectors } from './ml/index.js';
-import { wordPieceCounter } from './ml/ml-model.js';
+import { loadTokenizerResources, wordPieceCounter } from './ml/ml-model.js';
+import type { MultilingualStage } from './engine/apply-multilingual.js';
+import { readGate } from './multilingual/gate.js';
+import {
+  createMultilingualPool,
+  multilingualPoolAvailable,
+} from './multilingual/multilingual-pool.js';
+import {
+  createOnnxMultilingualReader,
+  defaultMultilingualDir,
+  loadMultilingualManifest,
+  missingMultilingualFiles,
+  type MultilingualReader,
+} from './multilingual/reader.js';
 
 export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detectors' | 'encoder'> {
   /** Load weights from here instead of the committed model directory. */
@@ -31,7 +44,14 @@ export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detector
    * cascade) and, on the main thread, how many threads run it (default 1). Plain data, so that
    * scoring threads can build the same engine.
    */
-  encoder?: { mode: EncoderMode; threads?: number; dir?: string };
+  encoder?: {
+    mode: EncoderMode;
+    threads?: number;
+    dir?: string;
+    /** The multilingual reader, when its weights are installed (default true). */
+    multilingual?: boolean;
+    multilingualDir?: string;
+  };
 }
 
 export interface DefaultEngine extends LocalEngine {
@@ -55,6 +75,7 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
     return { stage: undefined, close: async () => undefined };
   const manifest = loadEncoderManifest(dir);
   let loading: Promise<Encoder> | null = null;
+  const ml = options?.multilingual === false ? null : multilingualStage(options);
   return {
     stage: {
       defaultMode: options?.mode ?? 'cascade',
@@ -65,9 +86,49 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
           isMainThread && encoderPoolAvailable()
             ? Promise.resolve(createEncoderPool({ threads: options?.threads ?? 1, dir, manifest }))
             : createOnnxEncoder(dir)),
+      ...(ml ? { multilingual: ml.stage } : {}),
     },
     close: async () => {
       if (loading) await (await loading).close();
+      await ml?.close();
+    },
+  };
+}
+
+/**
+ * The multilingual reader, loaded on first use like the encoder (its own threads on the main
+ * thread). Null when the repository's manifest has no harm head; without the weights (not
+ * fetched) the stage is there and says so in the notes of the requests it should have read.
+ */
+function multilingualStage(options: DefaultEngineOptions['encoder']): {
+  stage: MultilingualStage;
+  close: () => Promise<void>;
+} | null {
+  const dir = options?.multilingualDir ?? defaultMultilingualDir();
+  if (!existsSync(path.join(dir, 'multilingual.json'))) return null;
+  const manifest = loadMultilingualManifest(dir);
+  if (!manifest.harm) return null;
+  const { tokenizer } = loadTokenizerResources();
+  let loading: Promise<MultilingualReader> | null = null;
+  return {
+    stage: {
+      manifest,
+      sends: (text) => readGate(text, (w) => tokenizer.has(w), manifest.gate).send,
+      reader: () =>
+        (loading ??= (async () => {
+          const missing = missingMultilingualFiles(dir);
+          if (missing.length > 0)
+            throw new Error(
+              `not installed (npm run fetch:multilingual writes ${missing.join(', ')})`,
+            );
+          return isMainThread && multilingualPoolAvailable()
+            ? createMultilingualPool({ threads: options?.threads ?? 1, dir, manifest })
+            : createOnnxMultilingualReader(dir);
+        })()),
+    },
+    close: async () => {
+      const reader = await loading?.catch(() => null);
+      await reader?.close();
     },
   };
 }

@@ -22,6 +22,7 @@ import {
   type HarmTopic,
 } from '../encoder/encoder.js';
 import type { RulePlan } from '../router/rule-router.js';
+import type { MultilingualStage } from './apply-multilingual.js';
 import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
 import type { JailbreakStage, RequestAnalysis } from './evaluate-local.js';
 import { r3 } from './local-evaluation.js';
@@ -173,6 +174,8 @@ export interface EncoderStage {
   encoder: () => Promise<Encoder>;
   /** WordPiece tokens of a text in the encoder's vocabulary: how a long input is cut into windows. */
   countTokens: (text: string) => number;
+  /** The multilingual reader for requests in other languages (apply-multilingual.ts). */
+  multilingual?: MultilingualStage;
 }
 
 /** The encoder mode of a request: its policy's (`scanners_config.encoder`), else the default. */
@@ -319,7 +322,7 @@ const topicEmbeddings = new WeakMap<EncoderStage, EmbeddedHarmTopic[]>();
  * input of several user messages (a conversation) is read by its latest message, when that is
  * short and plain (`RequestAnalysis.latestRequest`). `harm`: the static harm of what is read.
  */
-function harmTarget(an: RequestAnalysis): { harm: HarmOutput; latest?: string } | null {
+export function harmTarget(an: RequestAnalysis): { harm: HarmOutput; latest?: string } | null {
   if (readWhole(an) && an.jailbreakVariants.length === 0)
     return an.requestHarm ? { harm: an.requestHarm } : null;
   // A short input with a decoded payload stays static: there is no longer whole to read apart.

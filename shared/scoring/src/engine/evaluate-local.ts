@@ -83,10 +83,12 @@ export interface RequestAnalysis {
    * Whether the encoder stage read the request's harm with the static detector (`withRequestHarm`);
    * `staticHarm` is then the static detector's overall score of `harm`.
    */
-  harmFrom: 'static' | 'encoder';
+  harmFrom: 'static' | 'encoder' | 'multilingual';
   staticHarm: number;
   /** The harm category the request speaks of by meaning, when the encoder stage read its harm. */
   requestTopic?: HarmTopic;
+  /** The multilingual reader's harm of the request (apply-multilingual.ts), when it read it. */
+  multilingualHarm?: number;
   outputContext: OutputContext | null;
   indirectSources: Array<{ origin: string; score: number }>;
   indirectScore: number;
@@ -241,17 +243,19 @@ export function withRequestHarm(
   an: RequestAnalysis,
   requestHarm: HarmOutput,
   detectors: Detectors,
-  requestTopic?: HarmTopic,
+  read: { topic?: HarmTopic; multilingual?: number } = {},
 ): RequestAnalysis {
-  const read = {
+  const withRead = {
     ...an,
     requestHarm,
-    harmFrom: 'encoder' as const,
-    ...(requestTopic ? { requestTopic } : {}),
+    harmFrom: read.multilingual !== undefined ? ('multilingual' as const) : ('encoder' as const),
+    ...(read.topic ? { requestTopic: read.topic } : {}),
+    ...(read.multilingual !== undefined ? { multilingualHarm: read.multilingual } : {}),
   };
-  if (an.parts.phase === 'input') return { ...read, harm: requestHarm, checkedHarm: requestHarm };
+  if (an.parts.phase === 'input')
+    return { ...withRead, harm: requestHarm, checkedHarm: requestHarm };
   const { harm, context } = harmInContext(detectors, an.checkedHarm, requestHarm, an.checkedAn);
-  return { ...read, harm, outputContext: context };
+  return { ...withRead, harm, outputContext: context };
 }
 
 /**
@@ -315,6 +319,9 @@ export function decide(
     regexBudget,
     meaning: (plan) => meaning?.get(plan),
     ...(an.generalHarmAt !== undefined ? { generalHarmAt: an.generalHarmAt } : {}),
+    ...(an.multilingualHarm !== undefined && input
+      ? { multilingualHarm: an.multilingualHarm }
+      : {}),
   };
 
   const rules = policy.active.map((r) => ({

@@ -93,7 +93,7 @@ export function finalizeResult(ev: LocalEvaluation, judgeInfo: JudgeApplied | nu
       ? {
           score: r3(ev.harm.any.score),
           detector: ev.harmFrom,
-          ...(ev.harmFrom === 'encoder' ? { static_score: r3(ev.staticHarm) } : {}),
+          ...(ev.harmFrom !== 'static' ? { static_score: r3(ev.staticHarm) } : {}),
           ...(ev.harmTopic
             ? { topic: { category: ev.harmTopic.category, cosine: r3(ev.harmTopic.cosine) } }
             : {}),

@@ -14,7 +14,13 @@ import {
   type JudgeConfig,
   type JudgeOutcome,
 } from '../judge/judge-client.js';
-import { encoderRuleMeaning, encoderStage, type EncoderStage } from './apply-encoder.js';
+import {
+  encoderRuleMeaning,
+  encoderStage,
+  type EncoderStage,
+  type EncoderVerdicts,
+} from './apply-encoder.js';
+import { multilingualHarm } from './apply-multilingual.js';
 import { applyJudge, renderTranscript, selectForJudge } from './apply-judge.js';
 import { errorScoreResult } from './error-result.js';
 import {
@@ -23,6 +29,7 @@ import {
   withRequestHarm,
   evaluateLocal,
   type LocalEvaluationDeps,
+  type RequestAnalysis,
 } from './evaluate-local.js';
 import { finalizeResult } from './finalize-result.js';
 import type { LocalEvaluation } from './local-evaluation.js';
@@ -96,13 +103,16 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       if (options.encoder) {
         // Analysed once; the encoder's score, when it gives one, goes into the decision.
         const an = analyseRequest(request, deps);
-        const enc = await encoderStage(an, options.encoder, signal);
+        const [enc, ml] = await Promise.all([
+          encoderStage(an, options.encoder, signal),
+          multilingualHarm(an, options.encoder, signal),
+        ]);
         // On input, what the encoder stage read is the checked text: reused, not read again.
         const read = an.parts.phase === 'input' ? enc.read : undefined;
         const meaning = await encoderRuleMeaning(an, options.encoder, signal, read);
-        const judged = enc.harm ? withRequestHarm(an, enc.harm, detectors, enc.harmTopic) : an;
+        const judged = judgedHarm(an, enc, ml.score);
         ev = decide(judged, enc.jailbreak, meaning.scores);
-        for (const note of [enc.note, meaning.note]) if (note) ev.notes.push(note);
+        for (const note of [enc.note, ml.note, meaning.note]) if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);
     } catch (e) {
       if (signal?.aborted) throw e;
@@ -152,6 +162,20 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       };
     }
     return finalizeResult(ev, applyJudge(ev, candidates, outcome, request.reasoning_mode));
+  }
+
+  /**
+   * `an` with the request's harm as the encoder stage and the multilingual reader read it. The
+   * reader's score raises the overall one (it reads what the English models cannot), and the
+   * category the English encoder found by meaning is dropped for such a request.
+   */
+  function judgedHarm(an: RequestAnalysis, enc: EncoderVerdicts, ml?: number): RequestAnalysis {
+    const base = enc.harm ?? (ml !== undefined ? an.requestHarm : null);
+    if (!base) return an;
+    if (ml === undefined)
+      return withRequestHarm(an, base, detectors, enc.harmTopic ? { topic: enc.harmTopic } : {});
+    const raised = { ...base, any: { ...base.any, score: Math.max(base.any.score, ml) } };
+    return withRequestHarm(an, raised, detectors, { multilingual: ml });
   }
 
   return { score, scoreSync };

@@ -36,8 +36,8 @@ export interface LocalEvaluation {
   indirect: { score: number; sources: Array<{ origin: string; score: number }> };
   ipiThreshold: number;
   harm: HarmOutput | null;
-  /** Which model gave `harm`: the static detector, or the encoder stage with it. */
-  harmFrom: 'static' | 'encoder';
+  /** Which model gave `harm`: the static detector, the encoder stage with it, or the multilingual reader raising it. */
+  harmFrom: 'static' | 'encoder' | 'multilingual';
   /** The static detector's overall harm score (`harm.any` when `harmFrom` is static). */
   staticHarm: number;
   /** The harm category the request speaks of by meaning (when the encoder read its harm). */

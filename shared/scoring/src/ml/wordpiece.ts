@@ -148,6 +148,11 @@ export class WordPieceTokenizer {
     return ids;
   }
 
+  /** Whether `token` is a vocabulary entry (a whole word, for one without "##"). */
+  has(token: string): boolean {
+    return this.vocab.has(token);
+  }
+
   /** Id of a vocabulary entry (special tokens such as "[CLS]" included); throws when absent. */
   idOf(token: string): number {
     const id = this.vocab.get(token);

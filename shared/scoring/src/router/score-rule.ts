@@ -38,6 +38,11 @@ export interface RuleContext {
    * threshold (`generalHarmScore`); absent: 0.5, the overall score as it is.
    */
   generalHarmAt?: number;
+  /**
+   * The multilingual reader's harm of a request the English models cannot read (0.5 at its
+   * operating point; apply-multilingual.ts): a rule about harm in general also takes it.
+   */
+  multilingualHarm?: number;
   /** Content stems of the checked side. */
   contentStems(): readonly string[];
   /** Harm categories whose vocabulary occurs on the checked side (see harm-cues.ts). */
@@ -114,6 +119,12 @@ export function scoreRule(plan: RulePlan, ctx: RuleContext): RuleEvaluation {
       'harm:general',
       `harm detector overall ${r2(ctx.harm.any.score)}, a rule about harm in general (0.5 at ${r2(at)})`,
     );
+    if (ctx.multilingualHarm !== undefined)
+      consider(
+        ctx.multilingualHarm,
+        'harm:general',
+        'multilingual reader on a request in another language, a rule about harm in general',
+      );
   }
   if (plan.jailbreak)
     consider(ctx.jailbreak.score, 'jailbreak', 'jailbreak detector on user input');
