@@ -3,12 +3,14 @@
  * To measure another piece (e.g. the whole engine), add an entry to `benchCases()`.
  *
  * Usage: npm run bench:scoring [-- --iterations 3000] [--ordinary | --texts FILE.jsonl [--label L]
- *                               [--role R]] [--only SUBSTRING] [--encoder-dir DIR]
+ *                               [--role R] [--gated]] [--only SUBSTRING] [--encoder-dir DIR]
  *
  * The texts are 1 KB of generated word salad (English words with some non-ASCII ones); --ordinary
  * uses 1 KB made of whole ordinary requests instead (ordinary-requests.mjs, as bench:scorer
  * sends); --texts measures on the `text` of each row of a JSONL file (as they are, not cut),
- * keeping the rows with that `label` and `role` (absent role: prompt) when given; --only runs the cases whose name contains SUBSTRING;
+ * keeping the rows with that `label` and `role` (absent role: prompt) when given, and with --gated
+ * only those the multilingual reader's gate sends on (requests in other languages); --only runs the
+ * cases whose name contains SUBSTRING;
  * --encoder-dir adds the cascade with the encoder (model.int8.onnx, encoder.json) of DIR, to compare
  * another calibration or model with the shipped one in the same run.
  * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
@@ -18,6 +20,9 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
+import { loadTokenizerResources } from '@guard/scoring/ml/ml-model';
+import { readGate } from '@guard/scoring/multilingual/gate';
+import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from './ordinary-requests.mjs';
@@ -41,10 +46,14 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     reasoning_mode: 'off',
   });
   // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
-  const withEncoder = (mode: 'off' | 'cascade' | 'all', dir?: string): BenchCase => {
-    const e = createDefaultEngine({ encoder: { mode, ...(dir ? { dir } : {}) } });
+  const withEncoder = (
+    mode: 'off' | 'cascade' | 'all',
+    dir?: string,
+    multilingual = true,
+  ): BenchCase => {
+    const e = createDefaultEngine({ encoder: { mode, ...(dir ? { dir } : {}), multilingual } });
     return {
-      name: `engine + encoder ${mode}, Basic Content Safety (user text${dir ? `; encoder of ${dir}` : ''})`,
+      name: `engine + encoder ${mode}, Basic Content Safety (user text${dir ? `; encoder of ${dir}` : ''}${multilingual ? '' : '; multilingual reader off'})`,
       run: async (t) => {
         return decidedByEncoder(await e.score(request([{ role: 'user', content: t }])));
       },
@@ -64,6 +73,8 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
   return [
     withEncoder('off'),
     withEncoder('cascade'),
+    // The reference for requests in other languages (--gated): the same cascade without the reader.
+    withEncoder('cascade', undefined, false),
     withEncoder('all'),
     ...(encoderDir ? [withEncoder('cascade', encoderDir)] : []),
     {
@@ -164,6 +175,10 @@ async function main(): Promise<void> {
   const label = arg('--label');
   const role = arg('--role');
   const only = arg('--only');
+  const gated = args.includes('--gated');
+  const gate = loadMultilingualManifest().gate;
+  const { tokenizer } = loadTokenizerResources();
+  const sends = (t: string) => readGate(t, (w) => tokenizer.has(w), gate).send;
   const texts = file
     ? fs
         .readFileSync(file, 'utf8')
@@ -173,6 +188,7 @@ async function main(): Promise<void> {
         .filter((r) => label === undefined || r.label === label)
         .filter((r) => role === undefined || (r.role ?? 'prompt') === role)
         .map((r) => r.text)
+        .filter((t) => !gated || sends(t))
     : ordinary
       ? Array.from({ length: 500 }, (_, i) => ordinaryText(seeded(i + 1), 1024))
       : Array.from({ length: 500 }, (_, i) => makeText(i + 1));

@@ -13,10 +13,11 @@
  * (comments and tweets, not requests) are left out of training as of the budget.
  * The regularisation (1e-2 on embeddings scaled by 8) was fixed before any number was looked at.
  *
- *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--out DIR]
+ *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE] [--out DIR]
  *
  * --hold-out leaves the training rows of one script out (han: Chinese; other: the Latin-script and
- * other texts the gate sends on), to measure the head on a language it never saw; --out writes the
+ * other texts the gate sends on), to measure the head on a language it never saw; --without leaves
+ * a whole source out (comma-separated for several); --out writes the
  * manifest into DIR (with links to the model files) instead of the shipped one, for
  * `npm run eval:monitor -- ... --multilingual-dir DIR`.
  */
@@ -36,11 +37,16 @@ import { TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'hold-out': { type: 'string' }, out: { type: 'string' } },
+  options: {
+    'hold-out': { type: 'string' },
+    without: { type: 'string' },
+    out: { type: 'string' },
+  },
 });
 const texts = positionals[0] ?? '.cache/guard-train-encoder/train-texts.jsonl';
 const dir = defaultMultilingualDir();
 const holdOut = opts['hold-out'];
+const without = new Set(opts.without?.split(',').filter(Boolean) ?? []);
 if (holdOut !== undefined && !['han', 'arabic', 'other'].includes(holdOut)) {
   console.error(`--hold-out: expected han, arabic or other, got "${holdOut}"`);
   process.exit(2);
@@ -96,6 +102,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
   // contrast cases quote slurs to condemn them), as in every calibration of the build.
   if (r.split === 'train' && !NOT_BUDGETED.has(r.source)) {
     if (holdOut !== undefined && script(r.text) === holdOut) continue;
+    if (without.has(r.source)) continue;
     const k = `${r.source}|${y}|${script(r.text)}`;
     (train.get(k) ?? train.set(k, []).get(k))?.push(r);
   } else if (
@@ -223,6 +230,7 @@ const json = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown
 json.harm = { w: head.map((v) => Number(v.toPrecision(6))), b: Number((b - at).toPrecision(6)) };
 json.provenance = {
   ...(holdOut ? { held_out_script: holdOut } : {}),
+  ...(without.size > 0 ? { held_out_sources: [...without] } : {}),
   train_prompts: sample.length,
   train_harmful: pos,
   calibration_prompts_gated: cz.length,
