@@ -8,10 +8,12 @@
  * about 20 at 200 KB when it is quadratic. `--check` exits 1 when a shape's flatness exceeds 3.
  *
  * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200] [-- --encoder MODE]
+ *                                 [-- --no-multilingual]
  *
  * Without --encoder: the static detectors alone (the synchronous path). With --encoder off,
  * cascade or all: the default engine's asynchronous path with the jailbreak encoder stage in that
- * mode, run on this thread.
+ * mode, run on this thread; with it, requests in other languages up to 400 characters are also read
+ * by the multilingual reader (when installed) unless --no-multilingual (sizes under 0.4 reach it).
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -139,7 +141,9 @@ async function main(): Promise<void> {
   });
   const encoderMode = encoderArg as 'off' | 'cascade' | 'all' | undefined;
   const engine = encoderMode
-    ? createDefaultEngine({ encoder: { mode: encoderMode } })
+    ? createDefaultEngine({
+        encoder: { mode: encoderMode, multilingual: !args.includes('--no-multilingual') },
+      })
     : createLocalEngine({ detectors: createMlDetectors() });
   const score = (r: ScoreRequest): Promise<ScoreResult> | ScoreResult =>
     encoderMode ? engine.score(r) : engine.scoreSync(r);

@@ -88,8 +88,9 @@ describe('multilingual reader in the engine', () => {
     expect(rule(r)?.source).toBe('harm:general');
     expect(rule(r)?.score).toBeCloseTo(1 / (1 + Math.exp(-4)), 2);
     expect(rule(r)?.evidence.join(' ')).toMatch(/multilingual reader/);
-    // the overall harm score is raised to the reader's
+    // the overall harm score is raised to the reader's, which is named
     expect(harm(r)).toBeCloseTo(1 / (1 + Math.exp(-4)), 2);
+    expect((r.scanner_output.harm as { detector: string }).detector).toBe('multilingual');
   });
 
   it('a benign request in another language stays under the point', async () => {
