@@ -15,6 +15,18 @@ export interface CalibRow {
   targets: number[];
 }
 
+/**
+ * Sources kept out of every over-blocking budget (abusive-language contrast sets, template
+ * refusals): the same list as train_detectors.py's calibration, scripts/train/not-budgeted.json.
+ */
+export const NOT_BUDGETED: ReadonlySet<string> = new Set<string>(
+  (
+    JSON.parse(fs.readFileSync(new URL('../train/not-budgeted.json', import.meta.url), 'utf8')) as {
+      sources: string[];
+    }
+  ).sources,
+);
+
 /** Indices of the build's targets (build-dataset.ts `HEADS`). */
 export const TARGET_INDEX = { jailbreak: 0, harm: 2 } as const;
 

@@ -42,7 +42,7 @@ import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
-import { calibPrompts, TARGET_INDEX } from './calib-prompts.js';
+import { calibPrompts, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
 
 const ROUTE_SHARE = 0.2;
 const HARM_ROUTE_SHARE = 0.1;
@@ -52,15 +52,6 @@ const Z_TARGET = Math.log(TARGET / (1 - TARGET));
 const LONG_TEXTS = 2000;
 const LONG_MIN = 500;
 const LONG_MAX = 4000;
-// Abusive-language contrast sets and template refusals are not ordinary traffic (the same list
-// as train_detectors.py's calibration: scripts/train/not-budgeted.json).
-const NOT_BUDGETED = new Set<string>(
-  (
-    JSON.parse(fs.readFileSync(new URL('../train/not-budgeted.json', import.meta.url), 'utf8')) as {
-      sources: string[];
-    }
-  ).sources,
-);
 
 // STATIC_DIR: other static detectors than the committed ones (a leave-one-source-out fold's).
 const [textsFile, dir, staticDir] = process.argv.slice(2);

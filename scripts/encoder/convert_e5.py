@@ -27,19 +27,32 @@ from onnx import numpy_helper as nh
 import e5bin
 
 
-def build_graph(b, hp, T, nbits):
-    H, NL, NH, FF, V = hp['H'], hp['NL'], hp['NH'], hp['FF'], hp['VOC']
-    HD, eps = H // NH, hp['eps']
-    inits, nodes = [], []
+class Graph:
+    """Initializers and nodes of an ONNX graph being built; node outputs are named `<op>_<index>`."""
 
-    def init(name, arr):
-        inits.append(nh.from_array(np.ascontiguousarray(arr), name))
+    def __init__(self):
+        self.inits, self.nodes = [], []
+
+    def init(self, name, arr):
+        self.inits.append(nh.from_array(np.ascontiguousarray(arr), name))
         return name
 
-    def n(op, ins, outs=None, **kw):
-        outs = outs or [f'{op}_{len(nodes)}']
-        nodes.append(h.make_node(op, ins, outs, **kw))
+    def n(self, op, ins, outs=None, **kw):
+        outs = outs or [f'{op}_{len(self.nodes)}']
+        self.nodes.append(h.make_node(op, ins, outs, **kw))
         return outs[0]
+
+
+def bert_graph(b, hp, T, g, linear, words=None, prelude=None, name='multilingual_e5_small_q4', opsets=None):
+    """The post-LayerNorm BERT encoder of an E5S1 file on Graph `g`, as an ONNX model.
+
+    linear(g, x, l, nm, nout, nin) -> output name: layer l's linear `nm` (without its bias) on x.
+    words(g, wq, ws): puts the word embeddings' int8 codes and fp16 block scales in the graph
+    (default: inline initializers `word_q`, `word_s`). prelude(g): called after the constants.
+    """
+    H, NL, NH, FF, V = hp['H'], hp['NL'], hp['NH'], hp['FF'], hp['VOC']
+    HD, eps = H // NH, hp['eps']
+    init, n = g.init, g.n
 
     def f32t(name):
         return e5bin.f32(b, T[name][2], T[name][1])
@@ -49,63 +62,74 @@ def build_graph(b, hp, T, nbits):
         init(k, np.array(v, np.int64))
     for k, v in dict(one=1.0, neg=-1e4, scale=1 / np.sqrt(HD), half=0.5, rsqrt2=1 / np.sqrt(2)).items():
         init(k, np.array(v, np.float32))
+    if prelude:
+        prelude(g)
 
     # embeddings: exact int8 codes x fp16 per-block scales, + positions + token type 0
     wq, wd = e5bin.q4_raw(b, T['emb.word'][2], V, H)
-    init('word_q', wq)
-    init('word_s', wd.reshape(V, H // 32))
+    if words:
+        words(g, wq, wd.reshape(V, H // 32))
+    else:
+        init('word_q', wq)
+        init('word_s', wd.reshape(V, H // 32))
     init('pos', f32t('emb.pos').reshape(-1, H))
     init('type0', f32t('emb.type').reshape(-1, H)[0])
-    g = n('Reshape', [n('Cast', [n('Gather', ['word_q', 'input_ids'])], to=TP.FLOAT), 'shape_blk'])
+    gq = n('Reshape', [n('Cast', [n('Gather', ['word_q', 'input_ids'])], to=TP.FLOAT), 'shape_blk'])
     s = n('Reshape', [n('Cast', [n('Gather', ['word_s', 'input_ids'])], to=TP.FLOAT), 'shape_blk_s'])
-    x = n('Reshape', [n('Mul', [g, s]), 'shape_h'])
+    x = n('Reshape', [n('Mul', [gq, s]), 'shape_h'])
     seq = n('Shape', ['input_ids'], start=1, end=2)
     x = n('Add', [n('Add', [x, n('Slice', ['pos', 'z1', seq, 'a0'])]), 'type0'])
 
     def ln(x, w, bb):
         return n('LayerNormalization', [x, init(w, f32t(w)), init(bb, f32t(bb))], axis=-1, epsilon=eps)
 
-    def linear(x, l, nm, nout, nin):
-        wname, bname = f'l{l}.{nm}.w', f'l{l}.{nm}.b'
-        if nbits:
-            q, d = e5bin.q4_raw(b, T[wname][2], nout, nin)
-            u = (q + 8).astype(np.uint8).reshape(nout, nin // 32, 16, 2)
-            packed = (u[..., 0] | (u[..., 1] << 4)).astype(np.uint8)  # element 2i: low nibble, 2i+1: high
-            y = n('MatMulNBits', [x, init(wname, packed), init(wname + '.s', d.astype(np.float32).reshape(-1))],
-                  domain='com.microsoft', K=nin, N=nout, bits=4, block_size=32)
-        else:
-            y = n('MatMul', [x, init(wname, e5bin.q4_deq(b, T[wname][2], nout, nin).T.copy())])
-        return n('Add', [y, init(bname, f32t(bname))])
+    def lin(x, l, nm, nout, nin):
+        bname = f'l{l}.{nm}.b'
+        return n('Add', [linear(g, x, l, nm, nout, nin), init(bname, f32t(bname))])
 
     x = ln(x, 'emb.ln.w', 'emb.ln.b')
     maskf = n('Cast', ['attention_mask'], to=TP.FLOAT)
     ext = n('Mul', [n('Sub', ['one', n('Unsqueeze', [maskf, 'ax12'])]), 'neg'])  # [B,1,1,T] additive mask
     for l in range(NL):
-        q = n('Transpose', [n('Reshape', [linear(x, l, 'q', H, H), 'shape_heads'])], perm=[0, 2, 1, 3])
-        k = n('Transpose', [n('Reshape', [linear(x, l, 'k', H, H), 'shape_heads'])], perm=[0, 2, 3, 1])
-        v = n('Transpose', [n('Reshape', [linear(x, l, 'v', H, H), 'shape_heads'])], perm=[0, 2, 1, 3])
+        q = n('Transpose', [n('Reshape', [lin(x, l, 'q', H, H), 'shape_heads'])], perm=[0, 2, 1, 3])
+        k = n('Transpose', [n('Reshape', [lin(x, l, 'k', H, H), 'shape_heads'])], perm=[0, 2, 3, 1])
+        v = n('Transpose', [n('Reshape', [lin(x, l, 'v', H, H), 'shape_heads'])], perm=[0, 2, 1, 3])
         sc = n('Add', [n('Mul', [n('MatMul', [q, k]), 'scale']), ext])
         ctx = n('MatMul', [n('Softmax', [sc], axis=-1), v])
         ctx = n('Reshape', [n('Transpose', [ctx], perm=[0, 2, 1, 3]), 'shape_h'])
-        x = ln(n('Add', [x, linear(ctx, l, 'ao', H, H)]), f'l{l}.aln.w', f'l{l}.aln.b')
-        m = linear(x, l, 'fi', FF, H)
+        x = ln(n('Add', [x, lin(ctx, l, 'ao', H, H)]), f'l{l}.aln.w', f'l{l}.aln.b')
+        m = lin(x, l, 'fi', FF, H)
         m = n('Mul', [n('Mul', [m, 'half']), n('Add', [n('Erf', [n('Mul', [m, 'rsqrt2'])]), 'one'])])  # exact GELU
-        x = ln(n('Add', [x, linear(m, l, 'fo', H, FF)]), f'l{l}.oln.w', f'l{l}.oln.b')
+        x = ln(n('Add', [x, lin(m, l, 'fo', H, FF)]), f'l{l}.oln.w', f'l{l}.oln.b')
     n('Identity', [x], ['last_hidden_state'])
     mk = n('Unsqueeze', [maskf, 'ax2'])
     mean = n('Div', [n('ReduceSum', [n('Mul', [x, mk]), 'ax1'], keepdims=0), n('ReduceSum', [mk, 'ax1'], keepdims=0)])
     n('Div', [mean, n('ReduceL2', [mean], axes=[-1], keepdims=1)], ['sentence_embedding'])
 
     graph = h.make_graph(
-        nodes, 'multilingual_e5_small_q4',
+        g.nodes, name,
         [h.make_tensor_value_info(nm, TP.INT64, ['batch', 'seq']) for nm in ('input_ids', 'attention_mask')],
         [h.make_tensor_value_info('last_hidden_state', TP.FLOAT, ['batch', 'seq', H]),
          h.make_tensor_value_info('sentence_embedding', TP.FLOAT, ['batch', H])],
-        inits)
-    opsets = [h.make_opsetid('', 17)] + ([h.make_opsetid('com.microsoft', 1)] if nbits else [])
-    model = h.make_model(graph, opset_imports=opsets, producer_name='convert_e5.py')
+        g.inits)
+    model = h.make_model(graph, opset_imports=opsets or [h.make_opsetid('', 17)], producer_name='convert_e5.py')
     model.ir_version = 8
     return model
+
+
+def build_graph(b, hp, T, nbits):
+    def linear(g, x, l, nm, nout, nin):
+        wname = f'l{l}.{nm}.w'
+        if nbits:
+            q, d = e5bin.q4_raw(b, T[wname][2], nout, nin)
+            u = (q + 8).astype(np.uint8).reshape(nout, nin // 32, 16, 2)
+            packed = (u[..., 0] | (u[..., 1] << 4)).astype(np.uint8)  # element 2i: low nibble, 2i+1: high
+            return g.n('MatMulNBits', [x, g.init(wname, packed), g.init(wname + '.s', d.astype(np.float32).reshape(-1))],
+                       domain='com.microsoft', K=nin, N=nout, bits=4, block_size=32)
+        return g.n('MatMul', [x, g.init(wname, e5bin.q4_deq(b, T[wname][2], nout, nin).T.copy())])
+
+    opsets = [h.make_opsetid('', 17)] + ([h.make_opsetid('com.microsoft', 1)] if nbits else [])
+    return bert_graph(b, hp, T, Graph(), linear, opsets=opsets)
 
 
 def tokenizer_json(tok):

@@ -33,7 +33,8 @@ import {
   defaultMultilingualDir,
   loadMultilingualManifest,
 } from '@guard/scoring/multilingual/reader';
-import { TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
+import { seeded } from '@guard/testing/seeded';
+import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -57,26 +58,7 @@ const LAMBDA = 1e-2;
 const STEPS = 3000;
 const SEED = 7;
 const BENIGN_BUDGET = 0.01;
-const NOT_BUDGETED = new Set<string>(
-  (
-    JSON.parse(fs.readFileSync(new URL('../train/not-budgeted.json', import.meta.url), 'utf8')) as {
-      sources: string[];
-    }
-  ).sources,
-);
 const CACHE = '.cache/guard-multilingual';
-
-/** mulberry32: a small seeded generator, so the sample is the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const { tokenizer } = loadTokenizerResources();
 const manifest = loadMultilingualManifest(dir);
@@ -113,7 +95,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
   )
     calibBenign.push(r);
 }
-const rand = rng(SEED);
+const rand = seeded(SEED);
 const sample: Array<{ text: string; y: number }> = [];
 for (const [k, rows] of [...train].sort(([a], [b]) => a.localeCompare(b))) {
   for (let i = rows.length - 1; i > 0; i--) {

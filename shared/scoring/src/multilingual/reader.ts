@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { createSession, readManifest } from '../encoder/onnx-session.js';
 import { defaultModelDir } from '../ml/ml-model.js';
 import { DEFAULT_GATE, type GatePoint } from './gate.js';
 
@@ -73,16 +74,11 @@ const manifestSchema: z.ZodType<MultilingualManifest> = z.looseObject({
 export function loadMultilingualManifest(
   dir: string = defaultMultilingualDir(),
 ): MultilingualManifest {
-  const file = path.join(dir, 'multilingual.json');
-  const parsed = manifestSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-  if (!parsed.success)
-    throw new Error(
-      `${file} is not a multilingual manifest: ${parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-        .join('; ')}`,
-    );
-  return parsed.data;
+  return readManifest(
+    path.join(dir, 'multilingual.json'),
+    manifestSchema,
+    'a multilingual manifest',
+  );
 }
 
 /** The files `npm run fetch:multilingual` writes, missing from `dir` (none: the reader can run). */
@@ -114,19 +110,12 @@ export async function createOnnxMultilingualReader(
     throw new Error(
       `multilingual reader files missing in ${dir}: ${missing.join(', ')} (run npm run fetch:multilingual)`,
     );
-  const ort = await import('onnxruntime-node');
   const { Tokenizer } = await import('@huggingface/tokenizers');
   const tokenizer = new Tokenizer(
     JSON.parse(readFileSync(path.join(dir, manifest.tokenizer), 'utf8')) as object,
     { model_max_length: 512 },
   );
-  const session = await ort.InferenceSession.create(path.join(dir, manifest.model), {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-    logSeverityLevel: 3,
-  });
+  const { ort, session } = await createSession(path.join(dir, manifest.model));
   const max = manifest.max_tokens;
 
   async function readOne(text: string): Promise<Float32Array> {

