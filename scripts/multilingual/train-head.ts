@@ -13,7 +13,8 @@
  * (comments and tweets, not requests) are left out of training as of the budget.
  * The regularisation (1e-2 on embeddings scaled by 8) was fixed before any number was looked at.
  *
- *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE] [--out DIR]
+ *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE]
+ *                                 [--comments none|benign|all] [--out DIR]
  *
  * --hold-out leaves the training rows of one script out (han: Chinese; other: the Latin-script and
  * other texts the gate sends on), to measure the head on a language it never saw; --without leaves
@@ -42,8 +43,16 @@ const { values: opts, positionals } = parseArgs({
     'hold-out': { type: 'string' },
     without: { type: 'string' },
     out: { type: 'string' },
+    comments: { type: 'string', default: 'none' },
   },
 });
+// --comments benign|all: also train on the abusive-language comment sets' benign rows (hard
+// negatives), or all their rows; measured and not kept (docs/detection-quality.md).
+const comments = opts.comments;
+if (!['none', 'benign', 'all'].includes(comments)) {
+  console.error(`--comments: expected none, benign or all, got "${comments}"`);
+  process.exit(2);
+}
 const texts = positionals[0] ?? '.cache/guard-train-encoder/train-texts.jsonl';
 const dir = defaultMultilingualDir();
 const holdOut = opts['hold-out'];
@@ -82,7 +91,11 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
   if (r.role !== 'prompt' || y < 0) continue;
   // Requests only: the abusive-language sets are comments and tweets, not requests (and their
   // contrast cases quote slurs to condemn them), as in every calibration of the build.
-  if (r.split === 'train' && !NOT_BUDGETED.has(r.source)) {
+  const comment = NOT_BUDGETED.has(r.source);
+  if (
+    r.split === 'train' &&
+    (!comment || comments === 'all' || (comments === 'benign' && r.label === 'benign'))
+  ) {
     if (holdOut !== undefined && script(r.text) === holdOut) continue;
     if (without.has(r.source)) continue;
     const k = `${r.source}|${y}|${script(r.text)}`;
@@ -213,6 +226,7 @@ json.harm = { w: head.map((v) => Number(v.toPrecision(6))), b: Number((b - at).t
 json.provenance = {
   ...(holdOut ? { held_out_script: holdOut } : {}),
   ...(without.size > 0 ? { held_out_sources: [...without] } : {}),
+  ...(comments !== 'none' ? { comments } : {}),
   train_prompts: sample.length,
   train_harmful: pos,
   calibration_prompts_gated: cz.length,
