@@ -20,8 +20,7 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createMlDetectors } from '@guard/scoring/ml/index';
-import { loadTokenizerResources } from '@guard/scoring/ml/ml-model';
-import { readGate } from '@guard/scoring/multilingual/gate';
+import { englishGate } from '@guard/scoring/multilingual/gate';
 import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
@@ -176,9 +175,7 @@ async function main(): Promise<void> {
   const role = arg('--role');
   const only = arg('--only');
   const gated = args.includes('--gated');
-  const gate = loadMultilingualManifest().gate;
-  const { tokenizer } = loadTokenizerResources();
-  const sends = (t: string) => readGate(t, (w) => tokenizer.has(w), gate).send;
+  const sends = englishGate(loadMultilingualManifest().gate);
   const texts = file
     ? fs
         .readFileSync(file, 'utf8')

@@ -38,8 +38,7 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createDefaultEngine, type RuleScore, type ScoreMessage } from '@guard/scoring';
-import { loadTokenizerResources } from '@guard/scoring/ml/ml-model';
-import { readGate } from '@guard/scoring/multilingual/gate';
+import { englishGate } from '@guard/scoring/multilingual/gate';
 import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from '../bench/ordinary-requests.mjs';
@@ -98,9 +97,7 @@ const engine = createDefaultEngine({
     ...(values['multilingual-dir'] ? { multilingualDir: values['multilingual-dir'] } : {}),
   },
 });
-const gate = loadMultilingualManifest().gate;
-const { tokenizer } = loadTokenizerResources();
-const gated = (text: string) => readGate(text, (w) => tokenizer.has(w), gate).send;
+const gated = englishGate(loadMultilingualManifest().gate);
 const limit = values.limit ? Number(values.limit) : Infinity;
 const wrap = values.wrap === undefined ? 0 : Number(values.wrap);
 if (!Number.isInteger(wrap) || wrap < 0) {

@@ -27,8 +27,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { loadTokenizerResources } from '@guard/scoring/ml/ml-model';
-import { readGate } from '@guard/scoring/multilingual/gate';
+import { englishGate } from '@guard/scoring/multilingual/gate';
 import {
   createOnnxMultilingualReader,
   defaultMultilingualDir,
@@ -69,9 +68,8 @@ const SEED = 7;
 const BENIGN_BUDGET = 0.01;
 const CACHE = '.cache/guard-multilingual';
 
-const { tokenizer } = loadTokenizerResources();
 const manifest = loadMultilingualManifest(dir);
-const gated = (t: string) => readGate(t, (w) => tokenizer.has(w), manifest.gate).send;
+const gated = englishGate(manifest.gate);
 /** A language tag good enough for grouping: the script of the text, or "latin". */
 const script = (t: string) =>
   /[\u4e00-\u9fff]/u.test(t)

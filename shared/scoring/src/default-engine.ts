@@ -21,9 +21,9 @@ import {
 import { createEncoderPool, encoderPoolAvailable } from './encoder/encoder-pool.js';
 import { createOnnxEncoder } from './encoder/onnx-encoder.js';
 import { createMlDetectors } from './ml/index.js';
-import { loadTokenizerResources, wordPieceCounter } from './ml/ml-model.js';
+import { wordPieceCounter } from './ml/ml-model.js';
 import type { MultilingualStage } from './engine/apply-multilingual.js';
-import { readGate } from './multilingual/gate.js';
+import { englishGate } from './multilingual/gate.js';
 import {
   createMultilingualPool,
   multilingualPoolAvailable,
@@ -108,15 +108,14 @@ function multilingualStage(options: DefaultEngineOptions['encoder']): {
   if (!existsSync(path.join(dir, 'multilingual.json'))) return null;
   const manifest = loadMultilingualManifest(dir);
   if (!manifest.harm) return null;
-  const { tokenizer } = loadTokenizerResources();
   let loading: Promise<MultilingualReader> | null = null;
   return {
     stage: {
       manifest,
-      sends: (text) => readGate(text, (w) => tokenizer.has(w), manifest.gate).send,
+      sends: englishGate(manifest.gate),
       reader: () =>
         (loading ??= (async () => {
-          const missing = missingMultilingualFiles(dir);
+          const missing = missingMultilingualFiles(dir, manifest);
           if (missing.length > 0)
             throw new Error(
               `not installed (npm run fetch:multilingual writes ${missing.join(', ')})`,

@@ -179,7 +179,7 @@ export interface EncoderStage {
 }
 
 /** The encoder mode of a request: its policy's (`scanners_config.encoder`), else the default. */
-function modeOf(an: RequestAnalysis, stage: EncoderStage): EncoderMode {
+export function modeOf(an: RequestAnalysis, stage: EncoderStage): EncoderMode {
   return an.encoderMode ?? stage.defaultMode;
 }
 

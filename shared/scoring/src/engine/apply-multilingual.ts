@@ -14,7 +14,7 @@ import {
   type MultilingualManifest,
   type MultilingualReader,
 } from '../multilingual/reader.js';
-import { harmTarget, type EncoderStage } from './apply-encoder.js';
+import { harmTarget, modeOf, type EncoderStage } from './apply-encoder.js';
 import type { RequestAnalysis } from './evaluate-local.js';
 
 export interface MultilingualStage {
@@ -43,7 +43,7 @@ export async function multilingualHarm(
   signal?: AbortSignal,
 ): Promise<MultilingualVerdict> {
   const ml = stage.multilingual;
-  if (!ml?.manifest.harm || (an.encoderMode ?? stage.defaultMode) === 'off') return {};
+  if (!ml?.manifest.harm || modeOf(an, stage) === 'off') return {};
   if (!an.policy.readsHarm || an.jailbreakInput.length === 0) return {};
   const target = harmTarget(an);
   const text = target ? (target.latest ?? an.jailbreakInput) : null;

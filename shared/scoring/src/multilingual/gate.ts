@@ -6,6 +6,7 @@
  * language in plain ASCII: Indonesian, Javanese, Swahili, German, ...). Cheap: one pass over the
  * text and a set lookup per word.
  */
+import { loadTokenizerResources } from '../ml/ml-model.js';
 
 export interface GatePoint {
   /** Share of non-ASCII letters from which a text is sent on. */
@@ -52,4 +53,13 @@ export function readGate(
     (nonAscii / letters >= point.non_ascii ||
       (words >= point.min_words && knownWords / words < point.known_words));
   return { letters, nonAscii, words, known: knownWords, send };
+}
+
+/**
+ * The gate over the English WordPiece vocabulary the static detectors read (models/vocab.txt):
+ * whether a text is sent on to the multilingual reader.
+ */
+export function englishGate(point: GatePoint = DEFAULT_GATE): (text: string) => boolean {
+  const { tokenizer } = loadTokenizerResources();
+  return (text) => readGate(text, (w) => tokenizer.has(w), point).send;
 }
