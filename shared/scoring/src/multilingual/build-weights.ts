@@ -49,7 +49,30 @@ function quantiseRow(f: E5File, offset: number, cols: number, r: number, codes: 
   return { q, s };
 }
 
-function fill(out: Buffer, f: E5File, t: LayoutTensor): void {
+/** A linear layer's rows quantised to int8 (row-major) and their scales. */
+interface Quantised {
+  q: Int8Array;
+  s: Float32Array;
+}
+
+function quantiseMatrix(f: E5File, offset: number, rows: number, cols: number): Quantised {
+  const codes = new Int8Array(cols);
+  const q = new Int8Array(rows * cols);
+  const s = new Float32Array(rows);
+  for (let r = 0; r < rows; r++) {
+    const row = quantiseRow(f, offset, cols, r, codes);
+    q.set(row.q, r * cols);
+    s[r] = row.s;
+  }
+  return { q, s };
+}
+
+function fill(
+  out: Buffer,
+  f: E5File,
+  t: LayoutTensor,
+  quantised: (t: LayoutTensor) => Quantised,
+): void {
   const src = tensorOf(f, t.tensor);
   const { rows, cols } = t;
   const codes = new Int8Array(cols);
@@ -67,20 +90,28 @@ function fill(out: Buffer, f: E5File, t: LayoutTensor): void {
       }
   } else if (t.kind === 'int8_transposed') {
     // Stored [cols, rows]: column r of the stored matrix is row r of the layer's weight.
-    for (let r = 0; r < rows; r++) {
-      const { q } = quantiseRow(f, src.offset, cols, r, codes);
-      for (let j = 0; j < cols; j++) out[t.offset + j * rows + r] = (q[j] as number) & 0xff;
-    }
-  } else {
+    const { q } = quantised(t);
     for (let r = 0; r < rows; r++)
-      out.writeFloatLE(quantiseRow(f, src.offset, cols, r, codes).s, t.offset + 4 * r);
+      for (let j = 0; j < cols; j++)
+        out[t.offset + j * rows + r] = (q[r * cols + j] as number) & 0xff;
+  } else {
+    const { s } = quantised(t);
+    for (let r = 0; r < rows; r++) out.writeFloatLE(s[r] as number, t.offset + 4 * r);
   }
 }
 
 /** `weights.bin` for `layout` from the E5S1 file. */
 export function buildWeights(f: E5File, layout: Layout): Buffer {
   const out = Buffer.alloc(layout.weights.bytes);
-  for (const t of layout.tensors) fill(out, f, t);
+  // A layer's codes and its scales are two entries of the layout: quantised once for both.
+  const done = new Map<string, Quantised>();
+  const quantised = (t: LayoutTensor): Quantised => {
+    let m = done.get(t.tensor);
+    if (!m)
+      done.set(t.tensor, (m = quantiseMatrix(f, tensorOf(f, t.tensor).offset, t.rows, t.cols)));
+    return m;
+  };
+  for (const t of layout.tensors) fill(out, f, t, quantised);
   return out;
 }
 

@@ -82,9 +82,12 @@ export function loadMultilingualManifest(
 }
 
 /** The files `npm run fetch:multilingual` writes, missing from `dir` (none: the reader can run). */
-export function missingMultilingualFiles(dir: string = defaultMultilingualDir()): string[] {
-  if (!existsSync(path.join(dir, 'multilingual.json'))) return ['multilingual.json'];
-  const m = loadMultilingualManifest(dir);
+export function missingMultilingualFiles(
+  dir: string = defaultMultilingualDir(),
+  manifest?: MultilingualManifest,
+): string[] {
+  if (!manifest && !existsSync(path.join(dir, 'multilingual.json'))) return ['multilingual.json'];
+  const m = manifest ?? loadMultilingualManifest(dir);
   return ['weights.bin', m.tokenizer].filter((f) => !existsSync(path.join(dir, f)));
 }
 
@@ -105,7 +108,7 @@ export async function createOnnxMultilingualReader(
   dir: string = defaultMultilingualDir(),
 ): Promise<MultilingualReader> {
   const manifest = loadMultilingualManifest(dir);
-  const missing = missingMultilingualFiles(dir);
+  const missing = missingMultilingualFiles(dir, manifest);
   if (missing.length > 0)
     throw new Error(
       `multilingual reader files missing in ${dir}: ${missing.join(', ')} (run npm run fetch:multilingual)`,
