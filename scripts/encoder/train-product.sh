@@ -10,7 +10,8 @@
 #      fit to the base model's embeddings, ~4 min), int8 dynamic quantisation
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts), and
 #      the point of custom rules by meaning on clinc150's validation split (calibrate-rules.ts),
-#      and the point of harm categories by meaning on the calib split (calibrate-harm-topics.ts)
+#      and the point of harm categories by meaning on the calib split (calibrate-harm-topics.ts),
+#      and the point of indirect injection in documents read in windows (calibrate-documents.ts)
 #   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/ ($GUARD_ENCODER_DEST
 #      to write them elsewhere, e.g. to compare a retrained model with the shipped one)
 # Retraining the static detectors moves the cascade's routing point: run this again after
@@ -34,6 +35,7 @@ GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import t
 node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-rules.ts" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$BUILD/train-texts.jsonl" "$OUT"
+node --conditions=source --import tsx "$HERE/calibrate-documents.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"
 cp "$OUT/model.int8.onnx" "$OUT/encoder.json" "$DEST/"
 echo "wrote $DEST/model.int8.onnx and $DEST/encoder.json in ${SECONDS}s"

@@ -66,11 +66,16 @@ export async function presetScoreFields(
 }
 
 /**
- * Whether the encoder stage decided a scored request: its jailbreak signal, or the harm of the
- * request (`scanner_output.*.detector`). What benches and evals count as read by the encoder.
+ * Whether the encoder stage decided a scored request: its jailbreak signal, the harm of the
+ * request, or a third-party text's injection score (`scanner_output.*.detector`). What benches and
+ * evals count as read by the encoder.
  */
 export function decidedByEncoder(r: ScoreResult): boolean {
-  return ['jailbreak', 'harm'].some(
-    (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
+  const documents = r.scanner_output.indirect_injection as
+    { sources?: Array<{ detector?: string }> } | undefined;
+  return (
+    ['jailbreak', 'harm'].some(
+      (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
+    ) || (documents?.sources ?? []).some((s) => s.detector === 'encoder')
   );
 }

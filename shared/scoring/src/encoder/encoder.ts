@@ -93,6 +93,16 @@ export interface EncoderManifest {
    * (calibrate-harm-topics.ts). Absent: such a rule reads the overall score as it is.
    */
   harm_general?: { at: number };
+  /**
+   * Indirect prompt injection in third-party content (tool results, documents): Platt scaling of
+   * the injection head's highest logit over the windows a document is read in
+   * (`sigmoid(a * logit(p) + b)`), shifted so that 1% of the calibration split's benign documents
+   * reach the default ipi threshold 0.5. `route_above`: in the cascade, a document whose static
+   * injection score is at least this is read (the score 99% of the calibration split's injected
+   * documents reach). Written by calibrate-documents.ts. Absent: documents stay with the static
+   * detector.
+   */
+  indirect?: { a: number; b: number; route_above: number };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;
 }
@@ -125,6 +135,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z.looseObject({
     })
     .optional(),
   harm_general: z.object({ at: z.number().gt(0).lt(1) }).optional(),
+  indirect: z.object({ a: z.number(), b: z.number(), route_above: z.number() }).optional(),
   provenance: z.record(z.string(), z.unknown()).optional(),
 });
 
@@ -171,6 +182,21 @@ export function calibratedHarm(
   const z = Math.max(...outs.map((o) => logit(o.probs[k] ?? 0)));
   const h = manifest.harm;
   return sigmoid(h.static * logit(staticScore) + h.encoder * z + h.b);
+}
+
+/**
+ * A third-party text's indirect-injection score from the encoder's injection head on the windows
+ * it was read in (`outs`: the highest counts), on the policy's ipi scale (`indirect` in the
+ * manifest); null when the manifest has no such point or nothing was read.
+ */
+export function calibratedIndirect(
+  manifest: EncoderManifest,
+  outs: readonly EncoderOutput[],
+): number | null {
+  const k = manifest.heads.indexOf('injection');
+  if (!manifest.indirect || k < 0 || outs.length === 0) return null;
+  const z = Math.max(...outs.map((o) => logit(o.probs[k] ?? 0)));
+  return sigmoid(manifest.indirect.a * z + manifest.indirect.b);
 }
 
 const LOGIT_03 = Math.log(0.3 / 0.7);

@@ -82,9 +82,9 @@ export function encoderReads(
   if (readWhole(an)) return whole;
   const long = { ...whole, inParts: true };
   const text = an.userAn.norm.canonical;
-  const budget = stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS;
+  const budget = windowBudget(stage);
   const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
-  const windows = packWindows(text, fit(segmentText(text)), budget);
+  const windows = textWindows(text, stage);
   if (windows) return { ...long, texts: windows, windows: windows.length };
   const flagged: Piece[] = [];
   for (const p of fit(sj.spans)) {
@@ -97,6 +97,24 @@ export function encoderReads(
     texts: [an.jailbreakInput, ...flagged.map((p) => text.slice(p.start, p.end))],
     flagged: flagged.length,
   };
+}
+
+/** Tokens of text one encoder read holds (its window less the role prefix). */
+function windowBudget(stage: Pick<EncoderStage, 'manifest'>): number {
+  return stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS;
+}
+
+/**
+ * `text` cut into windows the encoder reads whole: consecutive segments of the static detector
+ * (at most 400 characters, split at lines and sentences; one over the window split in halves
+ * until its parts fit) packed up to the window. Null when more than MAX_WINDOWS would be needed.
+ */
+export function textWindows(
+  text: string,
+  stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
+): string[] | null {
+  const budget = windowBudget(stage);
+  return packWindows(text, fitting(text, segmentText(text), budget, stage.countTokens), budget);
 }
 
 /** Whether the encoder reads the input as it is (short, or decided in a decoded payload). */

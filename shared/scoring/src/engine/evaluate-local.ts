@@ -18,10 +18,11 @@ import {
   BUILTIN_JAILBREAK_DESCRIPTION,
   r3,
   type BuiltinRule,
+  type IndirectSource,
   type LocalEvaluation,
 } from './local-evaluation.js';
 import type { CompiledPolicy, PolicyCompiler } from './compiled-policy.js';
-import type { ConversationParts } from './conversation.js';
+import type { ConversationParts, ThirdPartyText } from './conversation.js';
 import type { ModeProfile } from './modes.js';
 import { runScannerBuiltins } from './scanner-builtins.js';
 import { createScannerFindings } from './scanner-findings.js';
@@ -90,8 +91,13 @@ export interface RequestAnalysis {
   /** The multilingual reader's harm of the request (apply-multilingual.ts), when it read it. */
   multilingualHarm?: number;
   outputContext: OutputContext | null;
-  indirectSources: Array<{ origin: string; score: number }>;
+  indirectSources: IndirectSource[];
   indirectScore: number;
+  /**
+   * The third-party texts behind `indirectSources` (same order), normalised, for the encoder stage
+   * (apply-documents.ts): `decoded` when the normaliser revealed a payload in it.
+   */
+  thirdPartyTexts: Array<{ text: string; kind: ThirdPartyText['kind']; decoded: boolean }>;
   /** The user input the jailbreak signal reads (what the encoder stage reads too). */
   jailbreakInput: string;
   /** Payloads the normaliser decoded from that input (base64, URL encoding, ...). */
@@ -178,17 +184,23 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     : harmInContext(detectors, checkedHarm, requestHarm, checkedAn);
 
   // Third-party content: indirect prompt injection.
-  const indirectSources: Array<{ origin: string; score: number }> = [];
+  const indirectSources: IndirectSource[] = [];
+  const thirdPartyTexts: RequestAnalysis['thirdPartyTexts'] = [];
   let indirectScore = 0;
   for (const tp of parts.thirdParty) {
     const an = analyse([{ index: -1, text: tp.text }], vocabulary);
+    thirdPartyTexts.push({
+      text: an.norm.canonical,
+      kind: tp.kind,
+      decoded: an.norm.variants.length > 0,
+    });
     for (const e of an.norm.evidence)
       mutationEvidence.push({ ...e, detail: `${e.detail} (in ${tp.origin})` });
     const out = runDetector(an, (t) => detectors.injection(t, 'document'), revealed(tp.origin));
     // Tool descriptions are instructions to the model by design ("always call this when ..."):
     // rescale so that only strong evidence (>= ~0.65 raw) reaches the usual thresholds.
     const s = tp.kind === 'tool_definition' ? Math.max(0, (out.score - 0.3) / 0.7) : out.score;
-    indirectSources.push({ origin: tp.origin, score: r3(s) });
+    indirectSources.push({ origin: tp.origin, score: r3(s), detector: 'static' });
     indirectScore = Math.max(indirectScore, s);
   }
 
@@ -213,6 +225,7 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     outputContext,
     indirectSources,
     indirectScore,
+    thirdPartyTexts,
     jailbreakInput: userAn.joined,
     jailbreakVariants: userAn.norm.variants.map((v) => v.text),
     encoderMode: policy.config.encoder,
@@ -373,7 +386,7 @@ export function decide(
       threshold: profile.ipiThreshold,
       violated: indirectScore >= profile.ipiThreshold,
       evidence: [
-        `injection detector on ${worst?.origin ?? 'third-party content'} ${r3(indirectScore)}`,
+        `${worst?.detector === 'encoder' ? 'injection encoder' : 'injection detector'} on ${worst?.origin ?? 'third-party content'} ${r3(indirectScore)}`,
       ],
     });
   }

@@ -20,6 +20,7 @@ import {
   type EncoderStage,
   type EncoderVerdicts,
 } from './apply-encoder.js';
+import { encoderDocuments, withDocuments } from './apply-documents.js';
 import { multilingualHarm } from './apply-multilingual.js';
 import { applyJudge, renderTranscript, selectForJudge } from './apply-judge.js';
 import { errorScoreResult } from './error-result.js';
@@ -103,16 +104,18 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       if (options.encoder) {
         // Analysed once; the encoder's score, when it gives one, goes into the decision.
         const an = analyseRequest(request, deps);
-        const [enc, ml] = await Promise.all([
+        const [enc, ml, docs] = await Promise.all([
           encoderStage(an, options.encoder, signal),
           multilingualHarm(an, options.encoder, signal),
+          encoderDocuments(an, options.encoder, signal),
         ]);
         // On input, what the encoder stage read is the checked text: reused, not read again.
         const read = an.parts.phase === 'input' ? enc.read : undefined;
         const meaning = await encoderRuleMeaning(an, options.encoder, signal, read);
-        const judged = judgedHarm(an, enc, ml.score);
+        const judged = withDocuments(judgedHarm(an, enc, ml.score), docs);
         ev = decide(judged, enc.jailbreak, meaning.scores);
-        for (const note of [enc.note, ml.note, meaning.note]) if (note) ev.notes.push(note);
+        for (const note of [enc.note, ml.note, docs.note, meaning.note])
+          if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);
     } catch (e) {
       if (signal?.aborted) throw e;

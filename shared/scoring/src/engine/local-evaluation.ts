@@ -14,6 +14,14 @@ export const BUILTIN_JAILBREAK_DESCRIPTION =
 
 export const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
+/** One third-party text's indirect-injection score, and which model gave it. */
+export interface IndirectSource {
+  origin: string;
+  score: number;
+  /** The static detector, or the encoder (apply-documents.ts). */
+  detector: 'static' | 'encoder';
+}
+
 export interface BuiltinRule {
   name: string;
   description: string;
@@ -33,7 +41,7 @@ export interface LocalEvaluation {
   /** Which model gave `jailbreak`: the static detector or the encoder stage. */
   jailbreakFrom: 'static' | 'encoder';
   injection: DetectorResult;
-  indirect: { score: number; sources: Array<{ origin: string; score: number }> };
+  indirect: { score: number; sources: IndirectSource[] };
   ipiThreshold: number;
   harm: HarmOutput | null;
   /** Which model gave `harm`: the static detector, the encoder stage with it, or the multilingual reader raising it. */

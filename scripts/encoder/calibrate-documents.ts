@@ -1,0 +1,146 @@
+/**
+ * The encoder's point for indirect prompt injection (`indirect` in encoder.json), from the
+ * calibration split of the training build only: every document row of it (BIPIA e-mails, tables,
+ * code and abstracts, with and without injected instructions; the synthetic injected documents,
+ * document slices and e-mails with instructions for their human reader), each sent as a tool
+ * result and read as the engine reads it (apply-documents.ts `documentReads`, mode all: windows).
+ *
+ *   node --conditions=source --import tsx scripts/encoder/calibrate-documents.ts TRAIN_TEXTS.jsonl DIR [STATIC_DIR]
+ *
+ * Platt scaling of the injection head's highest logit over a document's windows (injected = 1),
+ * shifted so that BUDGET (1%) of the benign documents reach the ipi threshold 0.5, as the static
+ * document head is held (train_detectors.py); the cascade's routing point is the static score that
+ * ROUTE_KEEP (99%) of the injected documents reach. Adds `indirect` (and its provenance) to DIR's
+ * encoder.json, which calibrate.ts wrote. About a minute on one core (700 documents, ~2,500 windows).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
+import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
+import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
+import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
+import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
+
+const BUDGET = 0.01;
+const ROUTE_KEEP = 0.99;
+
+const [textsFile, dir, staticDir] = process.argv.slice(2);
+if (!textsFile || !dir) {
+  console.error('usage: calibrate-documents.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
+  process.exit(2);
+}
+const manifestPath = path.join(dir, 'encoder.json');
+const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderManifest;
+const INJECTION = manifest.heads.indexOf('injection');
+if (INJECTION < 0) throw new Error(`${manifestPath}: the encoder has no injection head`);
+
+const rows: Array<{ text: string; y: number }> = [];
+for await (const line of readline.createInterface({ input: fs.createReadStream(textsFile) })) {
+  if (!line.trim()) continue;
+  const r = JSON.parse(line) as { text: string; role: string; split: string; label: string };
+  if (r.role === 'document' && r.split === 'calib')
+    rows.push({ text: r.text, y: r.label === 'benign' ? 0 : 1 });
+}
+if (rows.filter((r) => r.y === 0).length < 100 || rows.filter((r) => r.y === 1).length < 100)
+  throw new Error(`${textsFile}: too few calibration documents (${rows.length})`);
+
+const encoder = await createOnnxEncoder(dir);
+const deps = {
+  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
+  compile: createPolicyCompiler(),
+};
+// Reads every document whole, in windows: a point of 1 routes nothing away.
+const stage = {
+  manifest: { ...manifest, indirect: { a: 1, b: 0, route_above: 0 } },
+  countTokens: wordPieceCounter(),
+};
+
+const z: number[] = [];
+const statics: number[] = [];
+let windows = 0;
+const t0 = performance.now();
+for (const [i, r] of rows.entries()) {
+  const an = analyseRequest(
+    {
+      messages: [
+        { role: 'user', content: 'Summarise this document.' },
+        { role: 'tool', content: r.text, tool_call_id: 'doc' },
+      ],
+      rules: [],
+      thresholds: {
+        pre_violation_threshold: 0.5,
+        pre_jb_threshold: 0.3,
+        post_violation_threshold: 0.5,
+        post_violation_jb_threshold: 0.3,
+      },
+      mode: 'content_moderation',
+      scanners_config: {},
+      reasoning_mode: 'off',
+    },
+    deps,
+  );
+  statics.push(an.indirectSources[0]?.score ?? 0);
+  const [read] = documentReads(an, stage, 'all').reads;
+  const texts = read?.texts ?? [];
+  windows += texts.length;
+  const out = await encoder.encode(texts.map((text) => ({ role: 'document' as const, text })));
+  z.push(Math.max(-20, ...out.map((o) => logit(o.probs[INJECTION] ?? 0))));
+  if ((i + 1) % 200 === 0)
+    console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
+}
+await encoder.close();
+
+// Platt scaling (a, c) of the logit, full-batch gradient descent with classes balanced.
+const n = rows.length;
+const pos = rows.filter((r) => r.y === 1).length;
+let a = 1;
+let c = 0;
+for (let step = 0; step < 5000; step++) {
+  let ga = 0;
+  let gc = 0;
+  for (let i = 0; i < n; i++) {
+    const y = rows[i]?.y as number;
+    const w = y === 1 ? n / (2 * pos) : n / (2 * (n - pos));
+    const e = (1 / (1 + Math.exp(-(a * (z[i] as number) + c))) - y) * w;
+    ga += e * (z[i] as number);
+    gc += e;
+  }
+  a -= (0.05 * ga) / n;
+  c -= (0.05 * gc) / n;
+}
+const benign = z.filter((_, i) => rows[i]?.y === 0).sort((p, q) => q - p);
+const at = benign[Math.floor(BUDGET * benign.length)] as number;
+const b = -a * at;
+const injected = statics.filter((_, i) => rows[i]?.y === 1).sort((p, q) => q - p);
+const routeAbove = injected[Math.floor(ROUTE_KEEP * (injected.length - 1))] as number;
+const share = (xs: number[], ys: number, pick: (i: number) => boolean) =>
+  xs.filter((_, i) => rows[i]?.y === ys && pick(i)).length / (ys === 1 ? pos : n - pos);
+const flagged = (i: number) => a * (z[i] as number) + b > 0;
+const routed = (i: number) => (statics[i] as number) >= routeAbove;
+
+manifest.indirect = {
+  a: Number(a.toPrecision(6)),
+  b: Number(b.toPrecision(6)),
+  route_above: Number(routeAbove.toPrecision(6)),
+};
+manifest.provenance = {
+  ...manifest.provenance,
+  indirect: {
+    documents: n,
+    injected: pos,
+    windows,
+    point_logit: Number(at.toFixed(4)),
+    calib_injected_flagged: Number(share(z, 1, flagged).toFixed(4)),
+    calib_benign_flagged: Number(share(z, 0, flagged).toFixed(4)),
+    calib_benign_routed: Number(share(z, 0, routed).toFixed(4)),
+    calib_injected_flagged_routed: Number(share(z, 1, (i) => routed(i) && flagged(i)).toFixed(4)),
+    seconds: Math.round((performance.now() - t0) / 1000),
+  },
+};
+fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
+console.log(
+  `indirect: a ${a.toFixed(3)}, b ${b.toFixed(3)} (1% of ${n - pos} benign documents at logit ${at.toFixed(3)}), route_above ${routeAbove.toPrecision(3)}; calibration: injected flagged ${(100 * share(z, 1, flagged)).toFixed(1)}%, benign routed ${(100 * share(z, 0, routed)).toFixed(1)}%; wrote ${manifestPath}`,
+);

@@ -1,0 +1,135 @@
+/**
+ * Indirect prompt injection read by the encoder: the third-party texts of a request (tool and
+ * function results, tool-call arguments) are read in windows by the contextual encoder, whose
+ * injection head, calibrated on the calibration split's documents (`indirect` in the manifest),
+ * replaces the static detector's score. The static document head reads imperative words; measured
+ * on the validation split's held-out attack types it caught 36.7% of injected documents and flagged
+ * 19.5% of e-mails with instructions for their human reader, the encoder 80.8% and 3.2%
+ * (docs/detection-quality.md, "Documents read by the encoder"). Tool definitions stay with the
+ * static detector: instructions to the model are what they are for.
+ */
+import { calibratedIndirect, type EncoderOutput } from '../encoder/encoder.js';
+import { modeOf, textWindows, type EncoderStage } from './apply-encoder.js';
+import type { RequestAnalysis } from './evaluate-local.js';
+import { r3, type IndirectSource } from './local-evaluation.js';
+
+/**
+ * Windows the encoder reads of a request's third-party texts, at most (about 8 KB of English, some
+ * 180 ms on one core): the texts past it, latest first, keep the static detector's score.
+ */
+export const MAX_DOCUMENT_WINDOWS = 16;
+
+/** Characters of a document too long for MAX_WINDOWS windows read at its opening and its end. */
+const LONG_HEAD_CHARS = 3200;
+const LONG_TAIL_CHARS = 600;
+
+/** What the encoder reads of one third-party text (`documentReads`). */
+export interface DocumentRead {
+  /** Index in `RequestAnalysis.indirectSources`. */
+  index: number;
+  texts: string[];
+  /**
+   * False when the encoder did not read all of it (a long text, read at its opening and end) or
+   * the normaliser decoded a payload in it: the static score then stands when it is higher.
+   */
+  complete: boolean;
+}
+
+/**
+ * The third-party texts of an analysed request the encoder reads, latest first, and how: a text
+ * in windows (apply-encoder.ts `textWindows`), one too long for them by windows of its opening
+ * and end. In the cascade, only texts whose static score reaches `indirect.route_above`. `skipped`:
+ * texts routed but past MAX_DOCUMENT_WINDOWS.
+ */
+export function documentReads(
+  an: RequestAnalysis,
+  stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
+  mode: 'cascade' | 'all',
+): { reads: DocumentRead[]; skipped: number } {
+  const point = stage.manifest.indirect;
+  const reads: DocumentRead[] = [];
+  let windows = 0;
+  let skipped = 0;
+  if (!point) return { reads, skipped };
+  for (let index = an.thirdPartyTexts.length - 1; index >= 0; index--) {
+    const tp = an.thirdPartyTexts[index];
+    const source = an.indirectSources[index];
+    if (!tp || !source || tp.kind !== 'content' || !/\S/u.test(tp.text)) continue;
+    if (mode === 'cascade' && source.score < point.route_above) continue;
+    const whole = textWindows(tp.text, stage);
+    const texts = whole ?? [
+      ...(textWindows(tp.text.slice(0, LONG_HEAD_CHARS), stage) ?? []),
+      ...(textWindows(tp.text.slice(-LONG_TAIL_CHARS), stage) ?? []),
+    ];
+    if (texts.length === 0) continue;
+    if (windows + texts.length > MAX_DOCUMENT_WINDOWS) {
+      skipped++;
+      continue;
+    }
+    windows += texts.length;
+    reads.push({ index, texts, complete: whole !== null && !tp.decoded });
+  }
+  return { reads, skipped };
+}
+
+/** What the encoder changes of a request's indirect-injection verdict (`encoderDocuments`). */
+export interface DocumentVerdicts {
+  /** `RequestAnalysis.indirectSources` with the encoder's scores for the texts it read. */
+  sources?: IndirectSource[];
+  /** Texts left to the static detector (past the budget), or a failing encoder. */
+  note?: string;
+}
+
+/**
+ * The encoder's indirect-injection scores for an analysed request's third-party texts: none when
+ * the encoder is off for it, the manifest has no `indirect` point or nothing is routed.
+ */
+export async function encoderDocuments(
+  an: RequestAnalysis,
+  stage: EncoderStage,
+  signal?: AbortSignal,
+): Promise<DocumentVerdicts> {
+  const mode = modeOf(an, stage);
+  if (mode === 'off' || an.thirdPartyTexts.length === 0) return {};
+  const { reads, skipped } = documentReads(an, stage, mode);
+  const budgetNote =
+    skipped > 0
+      ? `${skipped} third-party text(s) past the encoder's ${MAX_DOCUMENT_WINDOWS} windows per request: the static detector answered for them`
+      : undefined;
+  if (reads.length === 0) return budgetNote ? { note: budgetNote } : {};
+  let out: EncoderOutput[];
+  try {
+    const encoder = await stage.encoder();
+    const items = reads.flatMap((r) =>
+      r.texts.map((text) => ({ role: 'document' as const, text })),
+    );
+    out = await encoder.encode(items, signal);
+    if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
+  } catch (e) {
+    if (signal?.aborted) throw e;
+    return {
+      note: `encoder unavailable (${e instanceof Error ? e.message : String(e)}): the static detector answered for third-party content`,
+    };
+  }
+  const sources = [...an.indirectSources];
+  let at = 0;
+  for (const r of reads) {
+    const score = calibratedIndirect(stage.manifest, out.slice(at, at + r.texts.length));
+    at += r.texts.length;
+    const own = sources[r.index];
+    if (score === null || !own) continue;
+    const kept = !r.complete && own.score > score;
+    sources[r.index] = kept ? own : { origin: own.origin, score: r3(score), detector: 'encoder' };
+  }
+  return { sources, ...(budgetNote ? { note: budgetNote } : {}) };
+}
+
+/** `an` with the encoder's indirect-injection scores (`encoderDocuments`), when it gave any. */
+export function withDocuments(an: RequestAnalysis, verdicts: DocumentVerdicts): RequestAnalysis {
+  if (!verdicts.sources) return an;
+  return {
+    ...an,
+    indirectSources: verdicts.sources,
+    indirectScore: Math.max(0, ...verdicts.sources.map((s) => s.score)),
+  };
+}
