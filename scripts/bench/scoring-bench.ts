@@ -45,17 +45,25 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     reasoning_mode: 'off',
   });
   // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
+  // `tool`: the text as a tool result after a short request (what the encoder reads in windows
+  // for indirect injection) rather than as the user's text.
   const withEncoder = (
     mode: 'off' | 'cascade' | 'all',
     dir?: string,
     multilingual = true,
+    tool = false,
   ): BenchCase => {
     const e = createDefaultEngine({ encoder: { mode, ...(dir ? { dir } : {}), multilingual } });
+    const messages = (t: string): ScoreRequest['messages'] =>
+      tool
+        ? [
+            { role: 'user', content: 'Summarise this page.' },
+            { role: 'tool', content: t, tool_call_id: 'page' },
+          ]
+        : [{ role: 'user', content: t }];
     return {
-      name: `engine + encoder ${mode}, Basic Content Safety (user text${dir ? `; encoder of ${dir}` : ''}${multilingual ? '' : '; multilingual reader off'})`,
-      run: async (t) => {
-        return decidedByEncoder(await e.score(request([{ role: 'user', content: t }])));
-      },
+      name: `engine + encoder ${mode}, Basic Content Safety (${tool ? 'tool result' : 'user text'}${dir ? `; encoder of ${dir}` : ''}${multilingual ? '' : '; multilingual reader off'})`,
+      run: async (t) => decidedByEncoder(await e.score(request(messages(t)))),
     };
   };
   // Three custom rules no detector answers: the cascade also reads every text for their meaning.
@@ -76,6 +84,9 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     withEncoder('cascade', undefined, false),
     withEncoder('all'),
     ...(encoderDir ? [withEncoder('cascade', encoderDir)] : []),
+    withEncoder('off', undefined, true, true),
+    withEncoder('cascade', undefined, true, true),
+    withEncoder('all', undefined, true, true),
     {
       name: 'engine + encoder cascade, Basic Content Safety + 3 custom rules by meaning',
       run: async (t) => {
