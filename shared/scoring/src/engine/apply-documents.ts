@@ -56,12 +56,18 @@ export function documentReads(
     const source = an.indirectSources[index];
     if (!tp || !source || tp.kind !== 'content' || !/\S/u.test(tp.text)) continue;
     if (mode === 'cascade' && source.score < point.route_above) continue;
+    // Once the budget is spent the rest are not even cut into windows.
+    if (windows >= MAX_DOCUMENT_WINDOWS) {
+      skipped++;
+      continue;
+    }
     const whole = textWindows(tp.text, stage);
+    // A part too dense for MAX_WINDOWS windows itself is read as it is (by its opening and end).
+    const part = (t: string) => textWindows(t, stage) ?? [t];
     const texts = whole ?? [
-      ...(textWindows(tp.text.slice(0, LONG_HEAD_CHARS), stage) ?? []),
-      ...(textWindows(tp.text.slice(-LONG_TAIL_CHARS), stage) ?? []),
+      ...part(tp.text.slice(0, LONG_HEAD_CHARS)),
+      ...part(tp.text.slice(-LONG_TAIL_CHARS)),
     ];
-    if (texts.length === 0) continue;
     if (windows + texts.length > MAX_DOCUMENT_WINDOWS) {
       skipped++;
       continue;
