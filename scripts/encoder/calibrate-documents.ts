@@ -23,6 +23,8 @@ import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/en
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
+// The default thresholds (the ipi threshold is 0.5 whatever they are).
+import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
 
 const BUDGET = 0.01;
 const ROUTE_KEEP = 0.99;
@@ -70,12 +72,7 @@ for (const [i, r] of rows.entries()) {
         { role: 'tool', content: r.text, tool_call_id: 'doc' },
       ],
       rules: [],
-      thresholds: {
-        pre_violation_threshold: 0.5,
-        pre_jb_threshold: 0.3,
-        post_violation_threshold: 0.5,
-        post_violation_jb_threshold: 0.3,
-      },
+      thresholds: TEST_THRESHOLDS,
       mode: 'content_moderation',
       scanners_config: {},
       reasoning_mode: 'off',
