@@ -8,12 +8,14 @@
  * about 20 at 200 KB when it is quadratic. `--check` exits 1 when a shape's flatness exceeds 3.
  *
  * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200] [-- --encoder MODE]
- *                                 [-- --no-multilingual]
+ *                                 [-- --no-multilingual] [-- --tool-result]
  *
  * Without --encoder: the static detectors alone (the synchronous path). With --encoder off,
  * cascade or all: the default engine's asynchronous path with the jailbreak encoder stage in that
  * mode, run on this thread; with it, requests in other languages up to 400 characters are also read
  * by the multilingual reader (when installed) unless --no-multilingual (sizes under 0.4 reach it).
+ * --tool-result sends the text as a tool result after a short request instead of as the user's
+ * message: what the encoder stage reads in windows for indirect injection (apply-documents.ts).
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -134,8 +136,14 @@ async function main(): Promise<void> {
   const sizes = parseSizes(args);
   const preset = 'Basic Content Safety';
   const basic = await presetScoreFields(preset);
+  const toolResult = args.includes('--tool-result');
   const request = (text: string): ScoreRequest => ({
-    messages: [{ role: 'user', content: text }],
+    messages: toolResult
+      ? [
+          { role: 'user', content: 'Summarise this page.' },
+          { role: 'tool', content: text, tool_call_id: 'page' },
+        ]
+      : [{ role: 'user', content: text }],
     ...basic,
     reasoning_mode: 'off',
   });
@@ -149,7 +157,7 @@ async function main(): Promise<void> {
     encoderMode ? engine.score(r) : engine.scoreSync(r);
 
   console.log(
-    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${preset}", user message.`,
+    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${preset}", ${toolResult ? 'a tool result after a short request' : 'user message'}.`,
   );
   console.log(
     `node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}; 1 KB = ${KB} characters; median of ${sizes.map(samplesFor).join('/')} samples.\n`,
