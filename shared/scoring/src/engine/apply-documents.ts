@@ -2,9 +2,10 @@
  * Indirect prompt injection read by the encoder: the third-party texts of a request (tool and
  * function results, tool-call arguments) are read in windows by the contextual encoder, whose
  * injection head, calibrated on the calibration split's documents (`indirect` in the manifest),
- * replaces the static detector's score. The static document head reads imperative words; measured
- * on the validation split's held-out attack types it caught 36.7% of injected documents and flagged
- * 19.5% of e-mails with instructions for their human reader, the encoder 80.8% and 3.2%
+ * replaces the static detector's score. The static document head reads imperative words; on the
+ * validation split's held-out BIPIA attack types it caught 36.7% of injected documents and flagged
+ * 19.5% of e-mails with instructions for their human reader, the default cascade 78.9% and 3.1%; on
+ * a source neither model trained on, the encoder catches about what the static head does
  * (docs/detection-quality.md, "Documents read by the encoder"). Tool definitions stay with the
  * static detector: instructions to the model are what they are for.
  */
