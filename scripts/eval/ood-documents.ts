@@ -3,12 +3,14 @@
  * tool result): clean texts of seven kinds from the training data, and the injections of
  * deepset_prompt_injections (a source no build trains on) alone and between two GPTeacher coding
  * requests, with deepset's benign prompts the same two ways. Fixed seed; docs/detection-quality.md,
- * "Documents read by the encoder".
+ * "Documents read by the encoder". Also every BIPIA row as a document row (bipia-documents.jsonl
+ * beside OUT), for the leave-one-source-out fold of BIPIA.
  *
  *   node --conditions=source --import tsx scripts/eval/ood-documents.ts [OUT.jsonl]
  *
  * Reads $GUARD_TRAIN_DATA (default ../shared/data/train) and the build's validation split
- * (.cache/guard-train/val.jsonl, for deepset's rows); writes .cache/guard-eval/ood-documents.jsonl.
+ * (.cache/guard-train/val.jsonl, for deepset's rows); writes .cache/guard-eval/ood-documents.jsonl
+ * and .cache/guard-eval/bipia-documents.jsonl.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -118,3 +120,15 @@ for (const label of ['injection', 'benign']) {
 fs.mkdirSync(path.dirname(OUT), { recursive: true });
 fs.writeFileSync(OUT, out.map((r) => JSON.stringify(r)).join('\n') + '\n');
 console.log(`wrote ${out.length} document rows to ${OUT}`);
+
+// Every BIPIA row as a document row, by task (e-mail, table, code): what the leave-one-source-out
+// fold of BIPIA is measured on through the preset.
+const bipia = source('bipia').map((r) => ({
+  text: r.text,
+  label: r.label,
+  role: 'document',
+  source: `bipia ${r.categories?.find((c) => c.startsWith('task:'))?.slice(5) ?? '?'}`,
+}));
+const bipiaOut = path.join(path.dirname(OUT), 'bipia-documents.jsonl');
+fs.writeFileSync(bipiaOut, bipia.map((r) => JSON.stringify(r)).join('\n') + '\n');
+console.log(`wrote ${bipia.length} document rows to ${bipiaOut}`);
