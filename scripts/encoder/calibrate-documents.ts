@@ -23,6 +23,7 @@ import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/en
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
+import { fitLogistic } from './logistic.js';
 // The default thresholds (the ipi threshold is 0.5 whatever they are).
 import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
 
@@ -90,24 +91,13 @@ for (const [i, r] of rows.entries()) {
 }
 await encoder.close();
 
-// Platt scaling (a, c) of the logit, full-batch gradient descent with classes balanced.
+// Platt scaling of the logit (the slope; the offset is set by the point below).
 const n = rows.length;
 const pos = rows.filter((r) => r.y === 1).length;
-let a = 1;
-let c = 0;
-for (let step = 0; step < 5000; step++) {
-  let ga = 0;
-  let gc = 0;
-  for (let i = 0; i < n; i++) {
-    const y = rows[i]?.y as number;
-    const w = y === 1 ? n / (2 * pos) : n / (2 * (n - pos));
-    const e = (1 / (1 + Math.exp(-(a * (z[i] as number) + c))) - y) * w;
-    ga += e * (z[i] as number);
-    gc += e;
-  }
-  a -= (0.05 * ga) / n;
-  c -= (0.05 * gc) / n;
-}
+const [a = 1] = fitLogistic(
+  z.map((v) => [v]),
+  rows.map((r) => r.y),
+);
 const benign = z.filter((_, i) => rows[i]?.y === 0).sort((p, q) => q - p);
 const at = benign[Math.floor(BUDGET * benign.length)] as number;
 const b = -a * at;

@@ -43,6 +43,7 @@ import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
 import { calibPrompts, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import { fitLogistic } from './logistic.js';
 
 const ROUTE_SHARE = 0.2;
 const HARM_ROUTE_SHARE = 0.1;
@@ -119,53 +120,6 @@ for (const [i, r] of rows.entries()) {
     console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
 }
 
-/**
- * Logistic regression of y on the rows of `x` (Newton steps; a tiny ridge keeps the Hessian
- * invertible): the weights, then the intercept. With one feature, Platt scaling.
- */
-function fitLogistic(x: number[][], y: number[]): number[] {
-  const k = (x[0]?.length ?? 0) + 1;
-  const w: number[] = new Array<number>(k).fill(0);
-  w[0] = 1;
-  for (let it = 0; it < 50; it++) {
-    const g: number[] = new Array<number>(k).fill(0);
-    const h: number[][] = Array.from({ length: k }, () => new Array<number>(k).fill(0));
-    x.forEach((row, i) => {
-      const f = [...row, 1];
-      const p = 1 / (1 + Math.exp(-f.reduce((s, v, j) => s + v * (w[j] ?? 0), 0)));
-      const d = p - (y[i] ?? 0);
-      const wt = Math.max(p * (1 - p), 1e-9);
-      f.forEach((fa, a) => {
-        g[a] = (g[a] ?? 0) + d * fa;
-        f.forEach((fb, b) => ((h[a] as number[])[b] = ((h[a] as number[])[b] ?? 0) + wt * fa * fb));
-      });
-    });
-    h.forEach((r, a) => (r[a] = (r[a] ?? 0) + 1e-6));
-    const step = solve(h, g);
-    step.forEach((v, a) => (w[a] = (w[a] ?? 0) - v));
-    if (step.reduce((s, v) => s + Math.abs(v), 0) < 1e-9) break;
-  }
-  return w;
-}
-
-/** Solves m v = r by Gaussian elimination with partial pivoting (m is small and well posed). */
-function solve(m: number[][], r: number[]): number[] {
-  const a = m.map((row, i) => [...row, r[i] ?? 0]);
-  const n = a.length;
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let i = c + 1; i < n; i++) if (Math.abs(a[i]?.[c] ?? 0) > Math.abs(a[p]?.[c] ?? 0)) p = i;
-    [a[c], a[p]] = [a[p] as number[], a[c] as number[]];
-    const pc = a[c] as number[];
-    for (let i = 0; i < n; i++) {
-      if (i === c) continue;
-      const ri = a[i] as number[];
-      const f = (ri[c] ?? 0) / (pc[c] ?? 1);
-      for (let j = c; j <= n; j++) ri[j] = (ri[j] ?? 0) - f * (pc[j] ?? 0);
-    }
-  }
-  return a.map((row, i) => (row[n] ?? 0) / (row[i] ?? 1));
-}
 const quantile = (xs: number[], q: number): number => {
   const s = [...xs].sort((x, y) => x - y);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
