@@ -177,11 +177,21 @@ export function calibratedHarm(
   staticScore: number,
   outs: readonly EncoderOutput[],
 ): number | null {
-  const k = manifest.heads.indexOf('harm');
-  if (!manifest.harm || k < 0 || outs.length === 0) return null;
-  const z = Math.max(...outs.map((o) => logit(o.probs[k] ?? 0)));
+  const z = highestLogit(manifest, 'harm', outs);
   const h = manifest.harm;
+  if (!h || z === null) return null;
   return sigmoid(h.static * logit(staticScore) + h.encoder * z + h.b);
+}
+
+/** The highest logit of the head `head` over what was read (`outs`); null without either. */
+function highestLogit(
+  manifest: EncoderManifest,
+  head: string,
+  outs: readonly EncoderOutput[],
+): number | null {
+  const k = manifest.heads.indexOf(head);
+  if (k < 0 || outs.length === 0) return null;
+  return Math.max(...outs.map((o) => logit(o.probs[k] ?? 0)));
 }
 
 /**
@@ -193,10 +203,9 @@ export function calibratedIndirect(
   manifest: EncoderManifest,
   outs: readonly EncoderOutput[],
 ): number | null {
-  const k = manifest.heads.indexOf('injection');
-  if (!manifest.indirect || k < 0 || outs.length === 0) return null;
-  const z = Math.max(...outs.map((o) => logit(o.probs[k] ?? 0)));
-  return sigmoid(manifest.indirect.a * z + manifest.indirect.b);
+  const z = highestLogit(manifest, 'injection', outs);
+  const p = manifest.indirect;
+  return p && z !== null ? sigmoid(p.a * z + p.b) : null;
 }
 
 const LOGIT_03 = Math.log(0.3 / 0.7);
