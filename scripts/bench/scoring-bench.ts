@@ -23,7 +23,11 @@ import { createMlDetectors } from '@guard/scoring/ml/index';
 import { englishGate } from '@guard/scoring/multilingual/gate';
 import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
-import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
+import {
+  decidedByEncoder,
+  presetScoreFields,
+  toolResultMessages,
+} from '@guard/testing/score-request';
 import { ordinaryText, seeded } from './ordinary-requests.mjs';
 
 export interface BenchCase {
@@ -55,12 +59,7 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
   ): BenchCase => {
     const e = createDefaultEngine({ encoder: { mode, ...(dir ? { dir } : {}), multilingual } });
     const messages = (t: string): ScoreRequest['messages'] =>
-      tool
-        ? [
-            { role: 'user', content: 'Summarise this page.' },
-            { role: 'tool', content: t, tool_call_id: 'page' },
-          ]
-        : [{ role: 'user', content: t }];
+      tool ? toolResultMessages(t) : [{ role: 'user', content: t }];
     return {
       name: `engine + encoder ${mode}, Basic Content Safety (${tool ? 'tool result' : 'user text'}${dir ? `; encoder of ${dir}` : ''}${multilingual ? '' : '; multilingual reader off'})`,
       run: async (t) => decidedByEncoder(await e.score(request(messages(t)))),

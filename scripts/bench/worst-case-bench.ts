@@ -26,7 +26,7 @@ import {
   type ScoreRequest,
   type ScoreResult,
 } from '@guard/scoring';
-import { presetScoreFields } from '@guard/testing/score-request';
+import { presetScoreFields, toolResultMessages } from '@guard/testing/score-request';
 import { seeded } from '@guard/testing/seeded';
 
 const KB = 1000;
@@ -138,12 +138,7 @@ async function main(): Promise<void> {
   const basic = await presetScoreFields(preset);
   const toolResult = args.includes('--tool-result');
   const request = (text: string): ScoreRequest => ({
-    messages: toolResult
-      ? [
-          { role: 'user', content: 'Summarise this page.' },
-          { role: 'tool', content: text, tool_call_id: 'page' },
-        ]
-      : [{ role: 'user', content: text }],
+    messages: toolResult ? toolResultMessages(text) : [{ role: 'user', content: text }],
     ...basic,
     reasoning_mode: 'off',
   });

@@ -23,6 +23,7 @@ import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/en
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
+import { toolResultMessages } from '../../shared/testing/src/score-request.js';
 import { fitLogistic } from './logistic.js';
 // The default thresholds (the ipi threshold is 0.5 whatever they are).
 import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
@@ -68,10 +69,7 @@ const t0 = performance.now();
 for (const [i, r] of rows.entries()) {
   const an = analyseRequest(
     {
-      messages: [
-        { role: 'user', content: 'Summarise this document.' },
-        { role: 'tool', content: r.text, tool_call_id: 'doc' },
-      ],
+      messages: toolResultMessages(r.text),
       rules: [],
       thresholds: TEST_THRESHOLDS,
       mode: 'content_moderation',

@@ -40,7 +40,11 @@ import { parseArgs } from 'node:util';
 import { createDefaultEngine, type RuleScore, type ScoreMessage } from '@guard/scoring';
 import { englishGate } from '@guard/scoring/multilingual/gate';
 import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
-import { decidedByEncoder, presetScoreFields } from '@guard/testing/score-request';
+import {
+  decidedByEncoder,
+  presetScoreFields,
+  toolResultMessages,
+} from '@guard/testing/score-request';
 import { ordinaryText, seeded } from '../bench/ordinary-requests.mjs';
 
 const { values, positionals } = parseArgs({
@@ -131,11 +135,7 @@ const messagesFor = (r: Row): ScoreMessage[] => {
       { role: 'user', content: (!values['no-request'] && r.request) || 'Please answer.' },
       { role: 'assistant', content: r.text },
     ];
-  if (r.role === 'document')
-    return [
-      { role: 'user', content: 'Summarise this document.' },
-      { role: 'tool', content: r.text, tool_call_id: 'doc' },
-    ];
+  if (r.role === 'document') return toolResultMessages(r.text);
   return [...earlier(), { role: 'user', content: wrapped(r.text) }];
 };
 

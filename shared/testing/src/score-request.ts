@@ -11,6 +11,17 @@ import {
 } from '@guard/domain';
 
 /**
+ * `text` as a document an agent read: a tool result after a short request. How the evals, benches
+ * and the encoder's document calibration send third-party texts.
+ */
+export function toolResultMessages(text: string): ScoreRequest['messages'] {
+  return [
+    { role: 'user', content: 'Summarise this document.' },
+    { role: 'tool', content: text, tool_call_id: 'doc' },
+  ];
+}
+
+/**
  * A score request as the monitor endpoint builds it: one user message under a content policy
  * with one block rule. Long texts (`repeat`) make a scoring take measurably longer.
  */
