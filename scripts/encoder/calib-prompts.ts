@@ -1,6 +1,7 @@
 /**
- * The calibration split's prompts from build-dataset.ts's train-texts.jsonl (GUARD_TRAIN_TEXTS=1):
- * what calibrate.ts and calibrate-harm-topics.ts set their points on.
+ * The calibration split's prompts (and answers) from build-dataset.ts's train-texts.jsonl
+ * (GUARD_TRAIN_TEXTS=1): what calibrate.ts, calibrate-harm-topics.ts and calibrate-answers.ts set
+ * their points on.
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
@@ -27,16 +28,21 @@ export const NOT_BUDGETED: ReadonlySet<string> = new Set<string>(
   ).sources,
 );
 
-/** Indices of the build's targets (build-dataset.ts `HEADS`). */
-export const TARGET_INDEX = { jailbreak: 0, harm: 2 } as const;
+/** Indices of the build's targets (build-dataset.ts `HEADS`: 12 harm categories before comply). */
+export const TARGET_INDEX = { jailbreak: 0, harm: 2, comply: 15 } as const;
 
 /** The calibration split's prompts that have a target for `target` (an index of `TARGET_INDEX`). */
-export async function calibPrompts(file: string, target: number): Promise<CalibRow[]> {
+export function calibPrompts(file: string, target: number): Promise<CalibRow[]> {
+  return calibRows(file, 'prompt', target);
+}
+
+/** The calibration split's rows of `role` that have a target for `target`. */
+export async function calibRows(file: string, role: string, target: number): Promise<CalibRow[]> {
   const rows: CalibRow[] = [];
   for await (const line of readline.createInterface({ input: fs.createReadStream(file) })) {
     if (!line.trim()) continue;
     const r = JSON.parse(line) as CalibRow;
-    if (r.split === 'calib' && r.role === 'prompt' && (r.targets[target] ?? -1) >= 0) rows.push(r);
+    if (r.split === 'calib' && r.role === role && (r.targets[target] ?? -1) >= 0) rows.push(r);
   }
   return rows;
 }

@@ -11,7 +11,8 @@
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts), and
 #      the point of custom rules by meaning on clinc150's validation split (calibrate-rules.ts),
 #      and the point of harm categories by meaning on the calib split (calibrate-harm-topics.ts),
-#      and the point of indirect injection in documents read in windows (calibrate-documents.ts)
+#      and the point of indirect injection in documents read in windows (calibrate-documents.ts),
+#      and how far an answer goes along with its request, read by both models (calibrate-answers.ts)
 #   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/ ($GUARD_ENCODER_DEST
 #      to write them elsewhere, e.g. to compare a retrained model with the shipped one)
 # Retraining the static detectors moves the cascade's routing point: run this again after
@@ -36,6 +37,7 @@ node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.j
 node --conditions=source --import tsx "$HERE/calibrate-rules.ts" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-documents.ts" "$BUILD/train-texts.jsonl" "$OUT"
+node --conditions=source --import tsx "$HERE/calibrate-answers.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"
 cp "$OUT/model.int8.onnx" "$OUT/encoder.json" "$DEST/"
 echo "wrote $DEST/model.int8.onnx and $DEST/encoder.json in ${SECONDS}s"

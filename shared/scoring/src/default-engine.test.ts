@@ -132,6 +132,8 @@ describe('createDefaultEngine: an answer judged with its request', () => {
     expect(r.violation).toBeGreaterThanOrEqual(0.5);
     const rules = r.scanner_output.rules as Array<{ name: string; violated: boolean }>;
     expect(rules.find((x) => x.name === 'weapons')?.violated).toBe(true);
+    // a harmful request: its answer's compliance is read by the encoder too
+    expect(r.reasoning).toContain('read by the encoder and the static detector');
   });
 
   it('passes a refusal of the same request, and the same answer alone', async () => {

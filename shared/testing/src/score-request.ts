@@ -78,15 +78,19 @@ export async function presetScoreFields(
 
 /**
  * Whether the encoder stage decided a scored request: its jailbreak signal, the harm of the
- * request, or a third-party text's injection score (`scanner_output.*.detector`). What benches and
- * evals count as read by the encoder.
+ * request, a third-party text's injection score (`scanner_output.*.detector`), or the compliance
+ * of an answer (`scanner_output.harm.context.reader`). What benches and evals count as read by
+ * the encoder.
  */
 export function decidedByEncoder(r: ScoreResult): boolean {
   const documents = r.scanner_output.indirect_injection as
     { sources?: Array<{ detector?: string }> } | undefined;
+  const harm = r.scanner_output.harm as { context?: { reader?: string } } | undefined;
   return (
     ['jailbreak', 'harm'].some(
       (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
-    ) || (documents?.sources ?? []).some((s) => s.detector === 'encoder')
+    ) ||
+    (documents?.sources ?? []).some((s) => s.detector === 'encoder') ||
+    harm?.context?.reader === 'both'
   );
 }

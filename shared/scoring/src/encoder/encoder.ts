@@ -103,6 +103,15 @@ export interface EncoderManifest {
    * detector.
    */
   indirect?: { a: number; b: number; route_above: number };
+  /**
+   * How far a model output goes along with the request it answers, read by both models:
+   * `sigmoid(static * logit(s) + encoder * logit(e) + b)`, `s` the static detector's compliance
+   * (`Detectors.compliance`) and `e` the encoder's comply head on the answer: a logistic
+   * regression on the calibration split's answers to harmful requests, shifted so that 5% of its
+   * real refusals reach 0.5, as the static head's point is set (calibrate-answers.ts). Absent:
+   * compliance stays with the static detector.
+   */
+  comply?: { static: number; encoder: number; b: number };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;
 }
@@ -136,6 +145,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z.looseObject({
     .optional(),
   harm_general: z.object({ at: z.number().gt(0).lt(1) }).optional(),
   indirect: z.object({ a: z.number(), b: z.number(), route_above: z.number() }).optional(),
+  comply: z.object({ static: z.number(), encoder: z.number(), b: z.number() }).optional(),
   provenance: z.record(z.string(), z.unknown()).optional(),
 });
 
@@ -181,6 +191,22 @@ export function calibratedHarm(
   const h = manifest.harm;
   if (!h || z === null) return null;
   return sigmoid(h.static * logit(staticScore) + h.encoder * z + h.b);
+}
+
+/**
+ * How far an answer goes along with its request, from the static detector's compliance and the
+ * encoder's comply head on the answer (`comply` in the manifest); null when the manifest has no
+ * such point or nothing was read.
+ */
+export function calibratedCompliance(
+  manifest: EncoderManifest,
+  staticScore: number,
+  out: EncoderOutput | undefined,
+): number | null {
+  const z = highestLogit(manifest, 'comply', out ? [out] : []);
+  const c = manifest.comply;
+  if (!c || z === null) return null;
+  return sigmoid(c.static * logit(staticScore) + c.encoder * z + c.b);
 }
 
 /** The highest logit of the head `head` over what was read (`outs`); null without either. */

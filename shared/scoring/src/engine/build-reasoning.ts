@@ -20,7 +20,7 @@ export function buildReasoning(
   const oc = ev.outputContext;
   if (oc && oc.score >= t.violation)
     lines.push(
-      `The output answers a request scored harmful (${r3(oc.request)}) and goes along with it (compliance ${r3(oc.compliance)}): harm in context ${r3(oc.score)}.`,
+      `The output answers a request scored harmful (${r3(oc.request)}) and goes along with it (compliance ${r3(oc.compliance)}${oc.reader === 'both' ? ', read by the encoder and the static detector' : ''}): harm in context ${r3(oc.score)}.`,
     );
   const violated = rules.filter((r) => r.violated);
   for (const r of violated) {

@@ -97,6 +97,16 @@ export function finalizeResult(ev: LocalEvaluation, judgeInfo: JudgeApplied | nu
           ...(ev.harmTopic
             ? { topic: { category: ev.harmTopic.category, cosine: r3(ev.harmTopic.cosine) } }
             : {}),
+          ...(ev.outputContext
+            ? {
+                context: {
+                  request: r3(ev.outputContext.request),
+                  compliance: r3(ev.outputContext.compliance),
+                  score: r3(ev.outputContext.score),
+                  reader: ev.outputContext.reader,
+                },
+              }
+            : {}),
           categories: Object.fromEntries(
             HARM_CATEGORIES.map((c) => [c, r3(ev.harm?.categories[c].score ?? 0)]),
           ),

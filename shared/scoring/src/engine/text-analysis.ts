@@ -99,6 +99,11 @@ export interface OutputContext {
   compliance: number;
   /** min(request, compliance): harmful because it complies with a harmful request. */
   score: number;
+  /**
+   * Who read the compliance: the static detector, or both models (the encoder's comply head
+   * with the static one, apply-answer.ts).
+   */
+  reader: 'static' | 'both';
 }
 
 /**
@@ -111,14 +116,19 @@ export function harmInContext(
   answer: HarmOutput | null,
   request: HarmOutput | null,
   output: Analysis,
+  readByBoth?: number,
 ): { harm: HarmOutput | null; context: OutputContext | null } {
   const comply = detectors.compliance?.bind(detectors);
   if (!answer || !request || !comply) return { harm: answer, context: null };
-  const compliance = runDetector(output, comply, () => undefined);
+  const read = runDetector(output, comply, () => undefined);
+  // `readByBoth`: the compliance the encoder read with the static detector replaces its score;
+  // the static detector's spans (refusal and going-along phrases) stay the evidence.
+  const compliance = readByBoth === undefined ? read : { ...read, score: readByBoth };
   const context: OutputContext = {
     request: request.any.score,
     compliance: compliance.score,
     score: Math.min(request.any.score, compliance.score),
+    reader: readByBoth === undefined ? 'static' : 'both',
   };
   if (context.score <= answer.any.score) return { harm: answer, context };
   const harm: HarmOutput = {

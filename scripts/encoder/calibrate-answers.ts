@@ -1,0 +1,125 @@
+/**
+ * The point at which an answer goes along with its request, read by both models (`comply` in
+ * encoder.json), from the calibration split of the training build only: every answer row with a
+ * `comply` target (GPTFuzz's human-labelled answers of jailbroken models, SAP's judged answers, the
+ * going-along and declining templates), each sent after a user turn as the engine's output phase
+ * reads it (apply-answer.ts `answerRead`, mode all).
+ *
+ *   node --conditions=source --import tsx scripts/encoder/calibrate-answers.ts TRAIN_TEXTS.jsonl DIR [STATIC_DIR]
+ *
+ * A logistic regression of "complied" on the static detector's compliance logit and the
+ * encoder's comply-head logit, its offset shifted so that BUDGET (5%) of the real refusals (the
+ * benign answers of sources not in scripts/train/not-budgeted.json: the template refusals are easy
+ * and would sink the point among them) reach 0.5, the point at which the static comply head is
+ * held (train_detectors.py `BUDGETS`). Adds `comply` (and its provenance) to DIR's encoder.json,
+ * which calibrate.ts wrote. Under a minute on one core (about 600 answers).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { answerRead } from '../../shared/scoring/src/engine/apply-answer.js';
+import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
+import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
+import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
+import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
+import { calibRows, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import { fitLogistic } from './logistic.js';
+
+const BUDGET = 0.05;
+/** The user turn before each answer: compliance reads the answer alone, the turn only routes. */
+const REQUEST = 'Please answer.';
+
+const [textsFile, dir, staticDir] = process.argv.slice(2);
+if (!textsFile || !dir) {
+  console.error('usage: calibrate-answers.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
+  process.exit(2);
+}
+const manifestPath = path.join(dir, 'encoder.json');
+const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderManifest;
+const COMPLY = manifest.heads.indexOf('comply');
+if (COMPLY < 0) throw new Error(`${manifestPath}: the encoder has no comply head`);
+
+const rows = (await calibRows(textsFile, 'response', TARGET_INDEX.comply)).map((r) => ({
+  source: r.source,
+  y: r.targets[TARGET_INDEX.comply] === 1 ? 1 : 0,
+  text: r.text,
+}));
+const refusals = (i: number) => rows[i]?.y === 0 && !NOT_BUDGETED.has(rows[i]?.source ?? '');
+if (rows.filter((_, i) => refusals(i)).length < 50 || rows.filter((r) => r.y === 1).length < 50)
+  throw new Error(
+    `${textsFile}: too few calibration answers with a comply target (${rows.length})`,
+  );
+
+const encoder = await createOnnxEncoder(dir);
+const deps = {
+  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
+  compile: createPolicyCompiler(),
+};
+
+const x: number[][] = [];
+const t0 = performance.now();
+for (const r of rows) {
+  const an = analyseRequest(
+    {
+      messages: [
+        { role: 'user', content: REQUEST },
+        { role: 'assistant', content: r.text },
+      ],
+      rules: [],
+      thresholds: TEST_THRESHOLDS,
+      mode: 'content_moderation',
+      scanners_config: {},
+      reasoning_mode: 'off',
+    },
+    deps,
+  );
+  const item = answerRead(an, 'all');
+  const staticScore = an.outputContext?.compliance;
+  if (!item || staticScore === undefined)
+    throw new Error(`an answer the output phase does not judge in context (${r.source})`);
+  const [out] = await encoder.encode([item]);
+  x.push([logit(staticScore), logit(out?.probs[COMPLY] ?? 0)]);
+}
+await encoder.close();
+
+const [ws = 1, we = 1, b0 = 0] = fitLogistic(
+  x,
+  rows.map((r) => r.y),
+);
+const z = x.map(([s = 0, e = 0]) => ws * s + we * e + b0);
+const real = z.filter((_, i) => refusals(i)).sort((p, q) => q - p);
+const at = real[Math.floor(BUDGET * real.length)] as number;
+const b = b0 - at;
+const share = (pick: (i: number) => boolean, flagged: (i: number) => boolean) => {
+  const idx = rows.flatMap((_, i) => (pick(i) ? [i] : []));
+  return idx.filter(flagged).length / idx.length;
+};
+const both = (i: number) => (z[i] as number) - at > 0;
+// The static detector alone holds its point at logit 0 (0.5).
+const alone = (i: number) => (x[i]?.[0] ?? 0) > 0;
+const complied = (i: number) => rows[i]?.y === 1 && !rows[i]?.source.startsWith('synthetic:');
+
+manifest.comply = {
+  static: Number(ws.toPrecision(6)),
+  encoder: Number(we.toPrecision(6)),
+  b: Number(b.toPrecision(6)),
+};
+const pct = (v: number) => Number(v.toFixed(4));
+manifest.provenance = {
+  ...manifest.provenance,
+  comply: {
+    answers: rows.length,
+    complied: rows.filter((r) => r.y === 1).length,
+    real_refusals: real.length,
+    calib_real_complied_flagged: pct(share(complied, both)),
+    calib_real_complied_flagged_static: pct(share(complied, alone)),
+    calib_refusals_flagged: pct(share(refusals, both)),
+    calib_refusals_flagged_static: pct(share(refusals, alone)),
+    seconds: Math.round((performance.now() - t0) / 1000),
+  },
+};
+fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
+console.log(
+  `comply: static ${ws.toFixed(3)}, encoder ${we.toFixed(3)}, b ${b.toFixed(3)} (5% of ${real.length} real refusals); calibration: real complied answers ${(100 * share(complied, both)).toFixed(1)}% (static alone ${(100 * share(complied, alone)).toFixed(1)}%), refusals ${(100 * share(refusals, both)).toFixed(1)}% (static ${(100 * share(refusals, alone)).toFixed(1)}%); wrote ${manifestPath}`,
+);
