@@ -12,7 +12,8 @@
  * benign answers of sources not in scripts/train/not-budgeted.json: the template refusals are easy
  * and would sink the point among them) reach 0.5, the point at which the static comply head is
  * held (train_detectors.py `BUDGETS`). Adds `comply` (and its provenance) to DIR's encoder.json,
- * which calibrate.ts wrote. Under a minute on one core (about 600 answers).
+ * which calibrate.ts wrote; with fewer than 50 real refusals (a build without GPTFuzz) it writes
+ * none. Under a minute on one core (about 600 answers).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,6 +28,8 @@ import { calibRows, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
 import { fitLogistic } from './logistic.js';
 
 const BUDGET = 0.05;
+/** Fewer real refusals (or complied answers) than this leave the manifest without a point. */
+const MIN_REFUSALS = 50;
 /** The user turn before each answer: compliance reads the answer alone, the turn only routes. */
 const REQUEST = 'Please answer.';
 
@@ -46,10 +49,17 @@ const rows = (await calibRows(textsFile, 'response', TARGET_INDEX.comply)).map((
   text: r.text,
 }));
 const refusals = (i: number) => rows[i]?.y === 0 && !NOT_BUDGETED.has(rows[i]?.source ?? '');
-if (rows.filter((_, i) => refusals(i)).length < 50 || rows.filter((r) => r.y === 1).length < 50)
-  throw new Error(
-    `${textsFile}: too few calibration answers with a comply target (${rows.length})`,
+const realRefusals = rows.filter((_, i) => refusals(i)).length;
+if (realRefusals < MIN_REFUSALS || rows.filter((r) => r.y === 1).length < MIN_REFUSALS) {
+  // A build without the answer sources (a leave-one-source-out fold without GPTFuzz): no point
+  // to set, so the manifest keeps none and answers stay with the static detector.
+  delete manifest.comply;
+  fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
+  console.log(
+    `comply: not calibrated (${realRefusals} real refusals in the calibration split, ${MIN_REFUSALS} needed): answers stay with the static detector; wrote ${manifestPath}`,
   );
+  process.exit(0);
+}
 
 const encoder = await createOnnxEncoder(dir);
 const deps = {
