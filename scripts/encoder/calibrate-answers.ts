@@ -23,7 +23,7 @@ import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.j
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
-import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
+import { presetScoreFields } from '../../shared/testing/src/score-request.js';
 import { calibRows, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
 import { fitLogistic } from './logistic.js';
 
@@ -67,6 +67,8 @@ const deps = {
   compile: createPolicyCompiler(),
 };
 
+// The preset's harm rules: the output phase reads an answer's compliance for policies with some.
+const preset = await presetScoreFields('Basic Content Safety');
 const x: number[][] = [];
 const t0 = performance.now();
 for (const r of rows) {
@@ -76,10 +78,7 @@ for (const r of rows) {
         { role: 'user', content: REQUEST },
         { role: 'assistant', content: r.text },
       ],
-      rules: [],
-      thresholds: TEST_THRESHOLDS,
-      mode: 'content_moderation',
-      scanners_config: {},
+      ...preset,
       reasoning_mode: 'off',
     },
     deps,

@@ -120,7 +120,7 @@ describe('answers read by the encoder (compliance by both models)', () => {
     ]);
   });
 
-  it('the input phase, mode off and an answer with a decoded payload are not read', async () => {
+  it('the input phase, mode off, a policy without harm rules and an answer with a decoded payload are not read', async () => {
     const input = encoder();
     await engineWith(input, 'all').score({
       ...answered(HARMFUL, STEPS),
@@ -130,6 +130,9 @@ describe('answers read by the encoder (compliance by both models)', () => {
     const off = encoder();
     await engineWith(off).score(answered(HARMFUL, STEPS, { encoder: 'off' }));
     expect(off.seen).toHaveLength(0);
+    const noHarmRules = encoder();
+    await engineWith(noHarmRules, 'all').score({ ...answered(HARMFUL, STEPS), rules: [] });
+    expect(noHarmRules.seen.filter((i) => i.role === 'response')).toHaveLength(0);
     const encoded = encoder();
     const payload = Buffer.from(STEPS.repeat(2)).toString('base64');
     await engineWith(encoded).score(answered(HARMFUL, `Decoded: ${payload}`));

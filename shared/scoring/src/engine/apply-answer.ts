@@ -19,13 +19,15 @@ import { harmInContext } from './text-analysis.js';
 
 /**
  * What the encoder reads of an analysed request's answer for compliance, in `mode`: none on input,
- * without the static path's judgement in context (no compliance detector, nothing checked), for
- * an answer with a decoded payload (the static score over every view stands), or, in the cascade,
- * when the request's harm is under the violation threshold.
+ * without the static path's judgement in context (no compliance detector, nothing checked), for a
+ * policy without harm rules (nothing reads the answer's harm), for an answer with a decoded
+ * payload (the static score over every view stands), or, in the cascade, when the request's harm
+ * is under the violation threshold.
  */
 export function answerRead(an: RequestAnalysis, mode: 'cascade' | 'all'): EncoderItem | null {
   const ctx = an.outputContext;
-  if (an.parts.phase === 'input' || !ctx || an.checkedAn.norm.variants.length > 0) return null;
+  if (an.parts.phase === 'input' || !ctx || !an.policy.readsHarm) return null;
+  if (an.checkedAn.norm.variants.length > 0) return null;
   const text = an.checkedAn.norm.canonical;
   if (!/\S/u.test(text)) return null;
   if (mode === 'cascade' && ctx.request < an.thresholds.violation) return null;
