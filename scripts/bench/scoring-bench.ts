@@ -99,6 +99,9 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     withEncoder('all', undefined, true, 'tool result'),
     withEncoder('off', undefined, true, 'answer to a harmful request'),
     withEncoder('cascade', undefined, true, 'answer to a harmful request'),
+    ...(encoderDir
+      ? [withEncoder('cascade', encoderDir, true, 'answer to a harmful request')]
+      : []),
     {
       name: 'engine + encoder cascade, Basic Content Safety + 3 custom rules by meaning',
       run: async (t) => {
