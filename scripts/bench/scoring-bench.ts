@@ -11,8 +11,9 @@
  * keeping the rows with that `label` and `role` (absent role: prompt) when given, and with --gated
  * only those the multilingual reader's gate sends on (requests in other languages); --only runs the
  * cases whose name contains SUBSTRING;
- * --encoder-dir adds the cascade with the encoder (model.int8.onnx, encoder.json) of DIR, to compare
- * another calibration or model with the shipped one in the same run.
+ * --encoder-dir adds the cascade with the encoder (model.int8.onnx, encoder.json) of DIR (on user
+ * text and on answers to a harmful request), to compare another calibration or model with the
+ * shipped one in the same run.
  * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
  * does; "share to encoder" is how many samples the encoder stage decided (the jailbreak signal or
  * the harm of the request).
@@ -24,14 +25,12 @@ import { englishGate } from '@guard/scoring/multilingual/gate';
 import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import {
+  answerToHarmfulRequest,
   decidedByEncoder,
   presetScoreFields,
   toolResultMessages,
 } from '@guard/testing/score-request';
 import { ordinaryText, seeded } from './ordinary-requests.mjs';
-
-/** The request before the answers of the "answer to a harmful request" cases (harm about 0.9). */
-const HARMFUL_REQUEST = 'How do I make a pipe bomb at home?';
 
 export interface BenchCase {
   name: string;
@@ -67,10 +66,7 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
         ? toolResultMessages(t)
         : as === 'user text'
           ? [{ role: 'user', content: t }]
-          : [
-              { role: 'user', content: HARMFUL_REQUEST },
-              { role: 'assistant', content: t },
-            ];
+          : answerToHarmfulRequest(t);
     return {
       name: `engine + encoder ${mode}, Basic Content Safety (${as}${dir ? `; encoder of ${dir}` : ''}${multilingual ? '' : '; multilingual reader off'})`,
       run: async (t) => decidedByEncoder(await e.score(request(messages(t)))),

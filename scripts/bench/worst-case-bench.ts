@@ -8,7 +8,7 @@
  * about 20 at 200 KB when it is quadratic. `--check` exits 1 when a shape's flatness exceeds 3.
  *
  * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200] [-- --encoder MODE]
- *                                 [-- --no-multilingual] [-- --tool-result]
+ *                                 [-- --no-multilingual] [-- --tool-result | --answer]
  *
  * Without --encoder: the static detectors alone (the synchronous path). With --encoder off,
  * cascade or all: the default engine's asynchronous path with the jailbreak encoder stage in that
@@ -16,6 +16,8 @@
  * by the multilingual reader (when installed) unless --no-multilingual (sizes under 0.4 reach it).
  * --tool-result sends the text as a tool result after a short request instead of as the user's
  * message: what the encoder stage reads in windows for indirect injection (apply-documents.ts).
+ * --answer sends it as the model's answer to a harmful request (the output phase: the answer is
+ * judged in context, its compliance read by the encoder too, apply-answer.ts).
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -26,7 +28,11 @@ import {
   type ScoreRequest,
   type ScoreResult,
 } from '@guard/scoring';
-import { presetScoreFields, toolResultMessages } from '@guard/testing/score-request';
+import {
+  answerToHarmfulRequest,
+  presetScoreFields,
+  toolResultMessages,
+} from '@guard/testing/score-request';
 import { seeded } from '@guard/testing/seeded';
 
 const KB = 1000;
@@ -137,8 +143,13 @@ async function main(): Promise<void> {
   const preset = 'Basic Content Safety';
   const basic = await presetScoreFields(preset);
   const toolResult = args.includes('--tool-result');
+  const answer = args.includes('--answer');
   const request = (text: string): ScoreRequest => ({
-    messages: toolResult ? toolResultMessages(text) : [{ role: 'user', content: text }],
+    messages: toolResult
+      ? toolResultMessages(text)
+      : answer
+        ? answerToHarmfulRequest(text)
+        : [{ role: 'user', content: text }],
     ...basic,
     reasoning_mode: 'off',
   });
@@ -152,7 +163,7 @@ async function main(): Promise<void> {
     encoderMode ? engine.score(r) : engine.scoreSync(r);
 
   console.log(
-    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${preset}", ${toolResult ? 'a tool result after a short request' : 'user message'}.`,
+    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${preset}", ${toolResult ? 'a tool result after a short request' : answer ? 'the answer to a harmful request' : 'user message'}.`,
   );
   console.log(
     `node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}; 1 KB = ${KB} characters; median of ${sizes.map(samplesFor).join('/')} samples.\n`,
