@@ -144,6 +144,7 @@ async function main(): Promise<void> {
   const basic = await presetScoreFields(preset);
   const toolResult = args.includes('--tool-result');
   const answer = args.includes('--answer');
+  if (toolResult && answer) throw new Error('--tool-result and --answer: one or the other');
   const request = (text: string): ScoreRequest => ({
     messages: toolResult
       ? toolResultMessages(text)

@@ -43,20 +43,21 @@ const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderMan
 const COMPLY = manifest.heads.indexOf('comply');
 if (COMPLY < 0) throw new Error(`${manifestPath}: the encoder has no comply head`);
 
-const rows = (await calibRows(textsFile, 'response', TARGET_INDEX.comply)).map((r) => ({
+const candidates = (await calibRows(textsFile, 'response', TARGET_INDEX.comply)).map((r) => ({
   source: r.source,
   y: r.targets[TARGET_INDEX.comply] === 1 ? 1 : 0,
   text: r.text,
 }));
-const refusals = (i: number) => rows[i]?.y === 0 && !NOT_BUDGETED.has(rows[i]?.source ?? '');
-const realRefusals = rows.filter((_, i) => refusals(i)).length;
-if (realRefusals < MIN_REFUSALS || rows.filter((r) => r.y === 1).length < MIN_REFUSALS) {
+const isRefusal = (r: { y: number; source: string }) => r.y === 0 && !NOT_BUDGETED.has(r.source);
+const realRefusals = candidates.filter(isRefusal).length;
+const complied = candidates.filter((r) => r.y === 1).length;
+if (realRefusals < MIN_REFUSALS || complied < MIN_REFUSALS) {
   // A build without the answer sources (a leave-one-source-out fold without GPTFuzz): no point
   // to set, so the manifest keeps none and answers stay with the static detector.
   delete manifest.comply;
   fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
   console.log(
-    `comply: not calibrated (${realRefusals} real refusals in the calibration split, ${MIN_REFUSALS} needed): answers stay with the static detector; wrote ${manifestPath}`,
+    `comply: not calibrated (${realRefusals} real refusals and ${complied} complied answers in the calibration split, ${MIN_REFUSALS} of each needed): answers stay with the static detector; wrote ${manifestPath}`,
   );
   process.exit(0);
 }
@@ -69,9 +70,11 @@ const deps = {
 
 // The preset's harm rules: the output phase reads an answer's compliance for policies with some.
 const preset = await presetScoreFields('Basic Content Safety');
+const rows: typeof candidates = [];
 const x: number[][] = [];
+let skipped = 0;
 const t0 = performance.now();
-for (const r of rows) {
+for (const r of candidates) {
   const an = analyseRequest(
     {
       messages: [
@@ -85,12 +88,20 @@ for (const r of rows) {
   );
   const item = answerRead(an, 'all');
   const staticScore = an.outputContext?.compliance;
-  if (!item || staticScore === undefined)
-    throw new Error(`an answer the output phase does not judge in context (${r.source})`);
+  // An answer the engine would not read (a decoded payload in it) keeps the static compliance.
+  if (!item || staticScore === undefined) {
+    skipped++;
+    continue;
+  }
   const [out] = await encoder.encode([item]);
+  rows.push(r);
   x.push([logit(staticScore), logit(out?.probs[COMPLY] ?? 0)]);
 }
 await encoder.close();
+const refusals = (i: number) => {
+  const r = rows[i];
+  return r !== undefined && isRefusal(r);
+};
 
 const [ws = 1, we = 1, b0 = 0] = fitLogistic(
   x,
@@ -104,10 +115,11 @@ const share = (pick: (i: number) => boolean, flagged: (i: number) => boolean) =>
   const idx = rows.flatMap((_, i) => (pick(i) ? [i] : []));
   return idx.filter(flagged).length / idx.length;
 };
-const both = (i: number) => (z[i] as number) - at > 0;
+// At the point itself the score is 0.5, which the (inclusive) threshold flags.
+const both = (i: number) => (z[i] as number) - at >= 0;
 // The static detector alone holds its point at logit 0 (0.5).
-const alone = (i: number) => (x[i]?.[0] ?? 0) > 0;
-const complied = (i: number) => rows[i]?.y === 1 && !rows[i]?.source.startsWith('synthetic:');
+const alone = (i: number) => (x[i]?.[0] ?? 0) >= 0;
+const realComplied = (i: number) => rows[i]?.y === 1 && !rows[i]?.source.startsWith('synthetic:');
 
 manifest.comply = {
   static: Number(ws.toPrecision(6)),
@@ -119,10 +131,11 @@ manifest.provenance = {
   ...manifest.provenance,
   comply: {
     answers: rows.length,
+    skipped_not_read: skipped,
     complied: rows.filter((r) => r.y === 1).length,
     real_refusals: real.length,
-    calib_real_complied_flagged: pct(share(complied, both)),
-    calib_real_complied_flagged_static: pct(share(complied, alone)),
+    calib_real_complied_flagged: pct(share(realComplied, both)),
+    calib_real_complied_flagged_static: pct(share(realComplied, alone)),
     calib_refusals_flagged: pct(share(refusals, both)),
     calib_refusals_flagged_static: pct(share(refusals, alone)),
     seconds: Math.round((performance.now() - t0) / 1000),
@@ -130,5 +143,5 @@ manifest.provenance = {
 };
 fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
 console.log(
-  `comply: static ${ws.toFixed(3)}, encoder ${we.toFixed(3)}, b ${b.toFixed(3)} (5% of ${real.length} real refusals); calibration: real complied answers ${(100 * share(complied, both)).toFixed(1)}% (static alone ${(100 * share(complied, alone)).toFixed(1)}%), refusals ${(100 * share(refusals, both)).toFixed(1)}% (static ${(100 * share(refusals, alone)).toFixed(1)}%); wrote ${manifestPath}`,
+  `comply: static ${ws.toFixed(3)}, encoder ${we.toFixed(3)}, b ${b.toFixed(3)} (5% of ${real.length} real refusals); calibration: real complied answers ${(100 * share(realComplied, both)).toFixed(1)}% (static alone ${(100 * share(realComplied, alone)).toFixed(1)}%), refusals ${(100 * share(refusals, both)).toFixed(1)}% (static ${(100 * share(refusals, alone)).toFixed(1)}%); wrote ${manifestPath}`,
 );

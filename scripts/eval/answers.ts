@@ -22,6 +22,10 @@ import { parseArgs } from 'node:util';
 import { calibratedCompliance, logit } from '@guard/scoring/encoder/encoder';
 import { createOnnxEncoder } from '@guard/scoring/encoder/onnx-encoder';
 import { createMlDetectors } from '@guard/scoring/ml/index';
+import { answerRead } from '@guard/scoring/engine/apply-answer';
+import { createPolicyCompiler } from '@guard/scoring/engine/compiled-policy';
+import { analyseRequest } from '@guard/scoring/engine/evaluate-local';
+import { presetScoreFields } from '@guard/testing/score-request';
 import { readRows, tag } from './loso-rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -89,16 +93,39 @@ const { manifest } = encoder;
 const COMPLY = manifest.heads.indexOf('comply');
 if (COMPLY < 0) throw new Error('the encoder has no comply head');
 
+// Each answer as the engine reads it: after a user turn, normalised, through the preset's harm
+// rules (apply-answer.ts `answerRead`, mode all; the same as calibrate-answers.ts).
+const deps = { detectors: det, compile: createPolicyCompiler() };
+const preset = await presetScoreFields('Basic Content Safety');
 type Scores = { static: number; encoder: number; both: number };
 const scored: Array<Answer & Scores> = [];
+let skipped = 0;
 for (const a of answers) {
-  const s = det.compliance(a.text).score;
-  const [out] = await encoder.encode([{ role: 'response', text: a.text }]);
+  const an = analyseRequest(
+    {
+      messages: [
+        { role: 'user', content: 'Please answer.' },
+        { role: 'assistant', content: a.text },
+      ],
+      ...preset,
+      reasoning_mode: 'off',
+    },
+    deps,
+  );
+  const item = answerRead(an, 'all');
+  const s = an.outputContext?.compliance;
+  if (!item || s === undefined) {
+    skipped++;
+    continue;
+  }
+  const [out] = await encoder.encode([item]);
   const e = logit(out?.probs[COMPLY] ?? 0);
   const both = calibratedCompliance(manifest, s, out) ?? 1 / (1 + Math.exp(-(logit(s) + e) / 2));
   scored.push({ ...a, static: s, encoder: e, both });
 }
 await encoder.close();
+if (skipped > 0)
+  console.log(`${skipped} answers not read by the engine (a decoded payload): left out`);
 
 const auc = (pos: number[], neg: number[]) => {
   let wins = 0;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDefaultEngine } from '../default-engine.js';
 import { testManifest } from '../testing/scripted-encoder.js';
-import { loadEncoderManifest } from './encoder.js';
+import { calibratedCompliance, loadEncoderManifest } from './encoder.js';
 
 /** A folder holding `encoder.json` with this text. */
 function manifestDir(text: string): string {
@@ -43,5 +43,35 @@ describe('loadEncoderManifest', () => {
     expect(() => createDefaultEngine({ encoder: { mode: 'cascade', dir: bad } })).toThrow(
       /jailbreak\.b:/,
     );
+  });
+});
+
+describe('calibratedCompliance', () => {
+  const out = (p: number) => ({ probs: [0, 0, 0, p], embedding: new Float32Array(4) });
+  const lg = (p: number) => Math.log(p / (1 - p));
+  const sig = (z: number) => 1 / (1 + Math.exp(-z));
+  const manifest = testManifest({ comply: { static: 0.8, encoder: 0.5, b: -0.7 } });
+
+  it('blends the static compliance and the comply head by the manifest weights', () => {
+    expect(calibratedCompliance(manifest, 0.3, out(0.9))).toBeCloseTo(
+      sig(0.8 * lg(0.3) + 0.5 * lg(0.9) - 0.7),
+      9,
+    );
+    // the static score moves it too
+    expect(calibratedCompliance(manifest, 0.9, out(0.9))).toBeGreaterThan(
+      calibratedCompliance(manifest, 0.3, out(0.9)) as number,
+    );
+  });
+
+  it('is null without a comply point, a comply head or an output', () => {
+    expect(calibratedCompliance(testManifest(), 0.3, out(0.9))).toBeNull();
+    expect(
+      calibratedCompliance(
+        { ...manifest, heads: ['jailbreak', 'injection', 'harm'] },
+        0.3,
+        out(0.9),
+      ),
+    ).toBeNull();
+    expect(calibratedCompliance(manifest, 0.3, undefined)).toBeNull();
   });
 });

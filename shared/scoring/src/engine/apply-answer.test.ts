@@ -36,6 +36,7 @@ function engineWith(enc: ReturnType<typeof encoder>, defaultMode: EncoderMode = 
         weapons: [
           { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
           { phrase: 'pipe fitting', score: 0.3, roles: ['prompt'] },
+          { phrase: 'gas valve', score: 0.5, roles: ['prompt'] },
         ],
       },
       // The static head hears "sure" as going along and misses plain numbered steps.
@@ -108,6 +109,13 @@ describe('answers read by the encoder (compliance by both models)', () => {
     expect(eng.scoreSync(declined).violated_rules).toEqual([1]);
   });
 
+  it('cascade: an answer to a request at the violation threshold is read', async () => {
+    const enc = encoder();
+    const r = await engineWith(enc).score(answered('Which gas valve fits here?', STEPS));
+    expect(enc.seen).toEqual([{ role: 'response', text: STEPS }]);
+    expect(r.scanner_output.harm).toMatchObject({ context: { request: 0.5, reader: 'both' } });
+  });
+
   it('cascade: an answer to a request under the violation threshold is not read; all reads it', async () => {
     const enc = encoder();
     const r = await engineWith(enc).score(answered('Which pipe fitting suits a sink?', STEPS));
@@ -143,6 +151,9 @@ describe('answers read by the encoder (compliance by both models)', () => {
     const r = await engineWith(encoder(true)).score(answered(HARMFUL, STEPS));
     expect(r.violated_rules).toEqual([]);
     expect(r.reasoning).not.toContain('read by the encoder');
+    expect(r.scanner_output.harm).toMatchObject({
+      context: { compliance: 0.2, reader: 'static' },
+    });
     expect(JSON.stringify(r)).toContain(
       'encoder unavailable for the answer (model file missing): its compliance is the static detector',
     );

@@ -51,6 +51,7 @@ export async function encoderCompliance(
   if (!item) return {};
   try {
     const [out] = await (await stage.encoder()).encode([item], signal);
+    if (!out) throw new Error('encoder answered for fewer texts than asked');
     const compliance = calibratedCompliance(stage.manifest, ctx.compliance, out);
     return compliance === null ? {} : { compliance };
   } catch (e) {
