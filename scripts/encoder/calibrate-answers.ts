@@ -17,21 +17,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { answerRead } from '../../shared/scoring/src/engine/apply-answer.js';
-import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
-import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
-import { presetScoreFields } from '../../shared/testing/src/score-request.js';
 import { calibRows, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import { answerReader } from './answer-reads.js';
 import { fitLogistic } from './logistic.js';
 
 const BUDGET = 0.05;
 /** Fewer real refusals (or complied answers) than this leave the manifest without a point. */
 const MIN_REFUSALS = 50;
-/** The user turn before each answer: compliance reads the answer alone, the turn only routes. */
-const REQUEST = 'Please answer.';
 
 const [textsFile, dir, staticDir] = process.argv.slice(2);
 if (!textsFile || !dir) {
@@ -63,39 +58,23 @@ if (realRefusals < MIN_REFUSALS || complied < MIN_REFUSALS) {
 }
 
 const encoder = await createOnnxEncoder(dir);
-const deps = {
-  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
-  compile: createPolicyCompiler(),
-};
-
-// The preset's harm rules: the output phase reads an answer's compliance for policies with some.
-const preset = await presetScoreFields('Basic Content Safety');
+const read = await answerReader(
+  createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
+  encoder,
+);
 const rows: typeof candidates = [];
 const x: number[][] = [];
 let skipped = 0;
 const t0 = performance.now();
 for (const r of candidates) {
-  const an = analyseRequest(
-    {
-      messages: [
-        { role: 'user', content: REQUEST },
-        { role: 'assistant', content: r.text },
-      ],
-      ...preset,
-      reasoning_mode: 'off',
-    },
-    deps,
-  );
-  const item = answerRead(an, 'all');
-  const staticScore = an.outputContext?.compliance;
+  const got = await read(r.text);
   // An answer the engine would not read (a decoded payload in it) keeps the static compliance.
-  if (!item || staticScore === undefined) {
+  if (!got) {
     skipped++;
     continue;
   }
-  const [out] = await encoder.encode([item]);
   rows.push(r);
-  x.push([logit(staticScore), logit(out?.probs[COMPLY] ?? 0)]);
+  x.push([logit(got.staticScore), logit(got.out?.probs[COMPLY] ?? 0)]);
 }
 await encoder.close();
 const refusals = (i: number) => {

@@ -22,10 +22,7 @@ import { parseArgs } from 'node:util';
 import { calibratedCompliance, logit } from '@guard/scoring/encoder/encoder';
 import { createOnnxEncoder } from '@guard/scoring/encoder/onnx-encoder';
 import { createMlDetectors } from '@guard/scoring/ml/index';
-import { answerRead } from '@guard/scoring/engine/apply-answer';
-import { createPolicyCompiler } from '@guard/scoring/engine/compiled-policy';
-import { analyseRequest } from '@guard/scoring/engine/evaluate-local';
-import { presetScoreFields } from '@guard/testing/score-request';
+import { answerReader } from '../encoder/answer-reads.js';
 import { readRows, tag } from './loso-rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -93,34 +90,21 @@ const { manifest } = encoder;
 const COMPLY = manifest.heads.indexOf('comply');
 if (COMPLY < 0) throw new Error('the encoder has no comply head');
 
-// Each answer as the engine reads it: after a user turn, normalised, through the preset's harm
-// rules (apply-answer.ts `answerRead`, mode all; the same as calibrate-answers.ts).
-const deps = { detectors: det, compile: createPolicyCompiler() };
-const preset = await presetScoreFields('Basic Content Safety');
+// Each answer as the engine reads it (the same reader as calibrate-answers.ts).
+const read = await answerReader(det, encoder);
 type Scores = { static: number; encoder: number; both: number };
 const scored: Array<Answer & Scores> = [];
 let skipped = 0;
 for (const a of answers) {
-  const an = analyseRequest(
-    {
-      messages: [
-        { role: 'user', content: 'Please answer.' },
-        { role: 'assistant', content: a.text },
-      ],
-      ...preset,
-      reasoning_mode: 'off',
-    },
-    deps,
-  );
-  const item = answerRead(an, 'all');
-  const s = an.outputContext?.compliance;
-  if (!item || s === undefined) {
+  const got = await read(a.text);
+  if (!got) {
     skipped++;
     continue;
   }
-  const [out] = await encoder.encode([item]);
-  const e = logit(out?.probs[COMPLY] ?? 0);
-  const both = calibratedCompliance(manifest, s, out) ?? 1 / (1 + Math.exp(-(logit(s) + e) / 2));
+  const s = got.staticScore;
+  const e = logit(got.out?.probs[COMPLY] ?? 0);
+  const both =
+    calibratedCompliance(manifest, s, got.out) ?? 1 / (1 + Math.exp(-(logit(s) + e) / 2));
   scored.push({ ...a, static: s, encoder: e, both });
 }
 await encoder.close();

@@ -41,6 +41,7 @@ import { createDefaultEngine, type RuleScore, type ScoreMessage } from '@guard/s
 import { englishGate } from '@guard/scoring/multilingual/gate';
 import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import {
+  answerMessages,
   decidedByEncoder,
   presetScoreFields,
   toolResultMessages,
@@ -131,10 +132,9 @@ interface Row {
 }
 const messagesFor = (r: Row): ScoreMessage[] => {
   if (r.role === 'response')
-    return [
-      { role: 'user', content: (!values['no-request'] && r.request) || 'Please answer.' },
-      { role: 'assistant', content: r.text },
-    ];
+    return !values['no-request'] && r.request
+      ? answerMessages(r.text, r.request)
+      : answerMessages(r.text);
   if (r.role === 'document') return toolResultMessages(r.text);
   return [...earlier(), { role: 'user', content: wrapped(r.text) }];
 };

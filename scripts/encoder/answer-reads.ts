@@ -1,0 +1,42 @@
+/**
+ * Answers read as the engine's output phase reads them, for calibrate-answers.ts and
+ * `npm run eval:answers`: each after a neutral user turn, normalised, under the preset's harm
+ * rules, through `analyseRequest` and apply-answer.ts `answerRead` (mode all), so that what the
+ * point is set on and what is reported are what is served.
+ */
+import { answerRead } from '../../shared/scoring/src/engine/apply-answer.js';
+import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
+import type { Encoder, EncoderOutput } from '../../shared/scoring/src/encoder/encoder.js';
+import type { Detectors } from '../../shared/scoring/src/detectors.js';
+import { answerMessages, presetScoreFields } from '../../shared/testing/src/score-request.js';
+
+/** The static detector's compliance and the encoder's output for one answer. */
+export interface AnswerRead {
+  staticScore: number;
+  out: EncoderOutput | undefined;
+}
+
+/**
+ * A reader of answers with `detectors` and `encoder`: null for an answer the engine would not
+ * read (a decoded payload in it keeps the static compliance).
+ */
+export async function answerReader(
+  detectors: Detectors,
+  encoder: Encoder,
+): Promise<(text: string) => Promise<AnswerRead | null>> {
+  const deps = { detectors, compile: createPolicyCompiler() };
+  // The preset's harm rules: the output phase reads an answer's compliance for policies with some.
+  const preset = await presetScoreFields('Basic Content Safety');
+  return async (text) => {
+    const an = analyseRequest(
+      { messages: answerMessages(text), ...preset, reasoning_mode: 'off' },
+      deps,
+    );
+    const item = answerRead(an, 'all');
+    const staticScore = an.outputContext?.compliance;
+    if (!item || staticScore === undefined) return null;
+    const [out] = await encoder.encode([item]);
+    return { staticScore, out };
+  };
+}
