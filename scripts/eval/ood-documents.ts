@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seeded } from '@guard/testing/seeded';
+import { readRows, type Row } from './loso-rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATA = process.env.GUARD_TRAIN_DATA ?? path.resolve(ROOT, '../shared/data/train');
@@ -23,19 +24,7 @@ const VAL = path.join(ROOT, '.cache/guard-train/val.jsonl');
 const OUT = process.argv[2] ?? path.join(ROOT, '.cache/guard-eval/ood-documents.jsonl');
 const PER_KIND = 200;
 
-interface Row {
-  text: string;
-  label: string;
-  categories?: string[];
-  source?: string;
-}
-const read = (file: string): Row[] =>
-  fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Row);
-const source = (name: string) => read(path.join(DATA, `${name}.jsonl`));
+const source = (name: string) => readRows(DATA, name);
 const has = (r: Row, c: string) => r.categories?.includes(c) ?? false;
 
 const rand = seeded(13);
@@ -107,7 +96,10 @@ add(
 );
 
 if (!fs.existsSync(VAL)) throw new Error(`${VAL} is missing: run npm run train first`);
-const deepset = read(VAL).filter((r) => r.source === 'deepset_prompt_injections');
+// The validation split, read as a source file of its folder (its rows have the same shape).
+const deepset = readRows(path.dirname(VAL), path.basename(VAL, '.jsonl')).filter(
+  (r) => r.source === 'deepset_prompt_injections',
+);
 const carriers = shuffled(source('gpteacher_codegen').map((r) => r.text));
 let c = 0;
 const carried = (t: string) => `${carriers[c++]}\n\n${t}\n\n${carriers[c++]}`;
