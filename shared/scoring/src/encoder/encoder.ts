@@ -187,10 +187,7 @@ export function calibratedHarm(
   staticScore: number,
   outs: readonly EncoderOutput[],
 ): number | null {
-  const z = highestLogit(manifest, 'harm', outs);
-  const h = manifest.harm;
-  if (!h || z === null) return null;
-  return sigmoid(h.static * logit(staticScore) + h.encoder * z + h.b);
+  return readByBoth(manifest.harm, staticScore, highestLogit(manifest, 'harm', outs));
 }
 
 /**
@@ -203,10 +200,25 @@ export function calibratedCompliance(
   staticScore: number,
   out: EncoderOutput | undefined,
 ): number | null {
-  const z = highestLogit(manifest, 'comply', out ? [out] : []);
-  const c = manifest.comply;
-  if (!c || z === null) return null;
-  return sigmoid(c.static * logit(staticScore) + c.encoder * z + c.b);
+  return readByBoth(
+    manifest.comply,
+    staticScore,
+    highestLogit(manifest, 'comply', out ? [out] : []),
+  );
+}
+
+/**
+ * A score read by both models, `sigmoid(static * logit(staticScore) + encoder * z + b)` (`harm`
+ * and `comply` in the manifest); null without the point or an encoder logit `z`.
+ */
+function readByBoth(
+  point: { static: number; encoder: number; b: number } | undefined,
+  staticScore: number,
+  z: number | null,
+): number | null {
+  return point && z !== null
+    ? sigmoid(point.static * logit(staticScore) + point.encoder * z + point.b)
+    : null;
 }
 
 /** The highest logit of the head `head` over what was read (`outs`); null without either. */
