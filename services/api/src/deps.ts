@@ -54,7 +54,7 @@ export interface ApiDeps {
   /** The model providers protected completions call. */
   upstream: UpstreamPort;
   upstreamRouting: UpstreamRouting;
-  newId: () => string;
+  newId: (atMs?: number) => string;
   now: () => Date;
   /** Readiness of the stores and engines behind the API. */
   ready: () => Promise<boolean>;

@@ -124,7 +124,7 @@ function buildActivityPipeline(
 }
 
 /** The domain's id and clock, for every verb of this process. */
-export const embeddedIds = { newId: () => newId(), now: () => new Date() };
+export const embeddedIds = { newId: (atMs?: number) => newId(atMs), now: () => new Date() };
 
 export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): EmbeddedDeps {
   const { db, orgs, keys, policies, activities } = openEmbeddedStores(config.dbFile);

@@ -74,7 +74,7 @@ export async function startDistributedApi(
     },
     () => changes.announce(),
   );
-  const ids = { newId: () => newId(), now: () => new Date() };
+  const ids = { newId: (atMs?: number) => newId(atMs), now: () => new Date() };
   await bootstrapOnce(redis, { ...stores, ...ids }, config, logger);
 
   const scorer = new RedisScoreClient({

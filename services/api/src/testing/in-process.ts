@@ -262,7 +262,7 @@ export async function startInProcessApi(options: InProcessOptions = {}): Promise
       },
       routes: [],
     },
-    newId: () => newId(),
+    newId: (atMs?: number) => newId(atMs),
     now: () => new Date(),
     ready: options.ready ?? (async () => true),
     // Without the Node process metrics: one test file starts many servers.

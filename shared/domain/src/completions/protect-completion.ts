@@ -192,11 +192,12 @@ export async function protectCompletion(
   }): Promise<GuardReport> => {
     // The id and time are taken when the call is recorded (at its end), not when it arrived: a
     // stream can last minutes, and export only pages up to a watermark of settled time.
-    const activityId = deps.newId();
+    const recordedAt = deps.now();
+    const activityId = deps.newId(recordedAt.getTime());
     const activity: Activity = buildActivity({
       id: activityId,
       principal,
-      at: deps.now(),
+      at: recordedAt,
       endpoint: input.endpoint,
       policy_id: policy.policy_id,
       policy_ids: policy.policy_ids,

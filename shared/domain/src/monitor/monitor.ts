@@ -31,7 +31,12 @@ export interface MonitorDeps {
   orgs: OrgStore;
   engine: ScoreClient;
   activity: ActivitySink;
-  newId: () => string;
+  /**
+   * A new id; given `atMs`, one made in that millisecond (as `newId` of @guard/platform does), so
+   * that an activity's `created_at` and the time in its id agree and export's time bounds, which
+   * are id bounds, never return a record outside them.
+   */
+  newId: (atMs?: number) => string;
   now: () => Date;
   /** What a failed scoring reports as `violation`: `closed` 1.0 (never a clean pass), `open` 0.0. */
   failMode: 'open' | 'closed';
@@ -157,8 +162,8 @@ export async function monitor(
   const bypass = isBypass(input.metadata);
   // The id and time are taken when the decision is recorded: export pages by id below a watermark
   // of settled time, so the time between an id and its write must stay short.
-  const activityId = deps.newId();
   const recordedAt = deps.now();
+  const activityId = deps.newId(recordedAt.getTime());
   const response: MonitorResponse = {
     ...analysis,
     ...(bypass
