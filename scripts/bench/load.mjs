@@ -6,6 +6,33 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { SENTENCES } from './ordinary-requests.mjs';
+import { agentCalls, chatCalls } from './conversations.mjs';
+
+const MARKER = '__GUARD_BENCH_N__';
+/**
+ * Replaced by the round of the body list (every body sent once per round): conversations carry it
+ * in their texts, so that each round's conversations are new ones, sharing no text with the last.
+ */
+const ROUND = '__GUARD_BENCH_R__';
+
+/**
+ * Conversations sent step by step (conversations.mjs): step k of each of `count` conversations,
+ * then step k + 1 of each, so that a conversation's next call comes after its last one has been
+ * answered (`count` calls apart), as an agent's or a chat's calls come. The request's own number
+ * goes into the system prompt, which the encoder does not read: the texts a conversation sends
+ * again stay the same, as they do in real traffic.
+ */
+function stepwise(make, count) {
+  const conversations = Array.from({ length: count }, (_, c) => make(c, `${c}-${ROUND}`));
+  const bodies = [];
+  for (let k = 0; k < conversations[0].length; k++)
+    for (const calls of conversations) {
+      const messages = structuredClone(calls[k]);
+      messages[0].content += ` (${MARKER})`;
+      bodies.push({ messages });
+    }
+  return bodies;
+}
 
 /** A ~330-character travel question: a short prompt, scored on the request thread. */
 export const PROMPT =
@@ -34,6 +61,10 @@ export const BODIES = {
       },
     ],
   },
+  // 64 agent conversations of 8 steps, each step resending the tool results so far, and 64 chats
+  // of 8 turns, each turn checked before and after its answer (conversations.mjs).
+  agent: stepwise((c, label) => agentCalls(c, 8, label, true), 64),
+  chat: stepwise((c, label) => chatCalls(c, 8, label), 64),
 };
 
 /** `auto` picks wrk when it is on PATH, else autocannon (a dev dependency). */
@@ -51,11 +82,13 @@ function pct(sorted, p) {
   return sorted[i];
 }
 
-const MARKER = '__GUARD_BENCH_N__';
-
-/** The body with MARKER at the end of its text (`text`, or the last message's content). */
+/**
+ * The body with MARKER at the end of its text (`text`, or the last message's content), unless it
+ * has one already.
+ */
 function withMarker(body) {
   const copy = structuredClone(body);
+  if (JSON.stringify(copy).includes(MARKER)) return copy;
   if (typeof copy.text === 'string') copy.text += ` (${MARKER})`;
   else {
     const last = copy.messages?.at(-1);
@@ -81,8 +114,9 @@ export function loadRunner({ tool, body, key, dir, pin = false, exactLatency = f
   let sent = 0;
   const nextBody = () => {
     const template = templates[sent % templates.length];
+    const round = Math.floor(sent / templates.length);
     sent++;
-    return template.replace(MARKER, sent.toString(36));
+    return template.replace(MARKER, sent.toString(36)).replaceAll(ROUND, round.toString(36));
   };
 
   function runWrk(conc, seconds, url) {
@@ -91,7 +125,9 @@ export function loadRunner({ tool, body, key, dir, pin = false, exactLatency = f
       lua,
       `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.headers["authorization"] = "Bearer ${key}"\n` +
         `local templates = {${templates.map((t) => JSON.stringify(t)).join(', ')}}\nlocal n = 0\n` +
-        `request = function()\n  local template = templates[(n % #templates) + 1]\n  n = n + 1\n  local b = string.gsub(template, "${MARKER}", tostring(n) .. "-" .. tostring(math.random(1000000000)))\n  return wrk.format(nil, nil, nil, b)\nend\n`,
+        // Each wrk thread has its own Lua state and counter: `tid` keeps their rounds apart.
+        `local threads = 0\nfunction setup(thread)\n  thread:set("tid", threads)\n  threads = threads + 1\nend\n` +
+        `request = function()\n  local template = templates[(n % #templates) + 1]\n  local round = tostring(tid) .. "t" .. tostring(math.floor(n / #templates))\n  n = n + 1\n  local b = string.gsub(template, "${MARKER}", tostring(n) .. "-" .. tostring(math.random(1000000000)))\n  b = string.gsub(b, "${ROUND}", round)\n  return wrk.format(nil, nil, nil, b)\nend\n`,
     );
     const args = [
       '-t',

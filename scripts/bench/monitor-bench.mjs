@@ -3,7 +3,7 @@
 // the compiled server in its own process, a real HTTP load generator in another (wrk when on PATH,
 // else autocannon). Bounded in time; prints one JSON line per run and a summary.
 //
-//   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|requests|conversation] [--pin]
+//   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|requests|conversation|agent|chat] [--pin]
 //                            [--no-ceiling] [--policy default|keywords]
 //
 // --policy keywords first creates a policy with 200 keywords and 3 regexes (block) and names it in

@@ -15,7 +15,8 @@
  * text and on answers to a harmful request), to compare another calibration or model with the
  * shipped one in the same run.
  * The encoder cases run the encoder on this thread (one intra-op thread), as a scoring thread
- * does; "share to encoder" is how many samples the encoder stage decided (the jailbreak signal or
+ * does, without its cache (GUARD_ENCODER_CACHE: samples share windows and requests, which the
+ * cache would answer; `npm run bench:conversations` measures it); "share to encoder" is how many samples the encoder stage decided (the jailbreak signal or
  * the harm of the request).
  */
 import fs from 'node:fs';
@@ -60,7 +61,9 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     multilingual = true,
     as: 'user text' | 'tool result' | 'answer to a harmful request' = 'user text',
   ): BenchCase => {
-    const e = createDefaultEngine({ encoder: { mode, ...(dir ? { dir } : {}), multilingual } });
+    const e = createDefaultEngine({
+      encoder: { mode, ...(dir ? { dir } : {}), multilingual, cache: 0 },
+    });
     const messages = (t: string): ScoreRequest['messages'] =>
       as === 'tool result'
         ? toolResultMessages(t)
@@ -73,7 +76,7 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     };
   };
   // Three custom rules no detector answers: the cascade also reads every text for their meaning.
-  const custom = createDefaultEngine({ encoder: { mode: 'cascade' } });
+  const custom = createDefaultEngine({ encoder: { mode: 'cascade', cache: 0 } });
   const topicRules = [
     ['no alarms', 'Do not set, list or remove alarms.'],
     ['no cooking', 'No recipes or cooking instructions.'],

@@ -157,7 +157,13 @@ async function main(): Promise<void> {
   const encoderMode = encoderArg as 'off' | 'cascade' | 'all' | undefined;
   const engine = encoderMode
     ? createDefaultEngine({
-        encoder: { mode: encoderMode, multilingual: !args.includes('--no-multilingual') },
+        // Without the encoder's cache: a text of repeated windows would be read once, and the
+        // bound to measure is that of distinct windows, which an attacker can always send.
+        encoder: {
+          mode: encoderMode,
+          multilingual: !args.includes('--no-multilingual'),
+          cache: 0,
+        },
       })
     : createLocalEngine({ detectors: createMlDetectors() });
   const score = (r: ScoreRequest): Promise<ScoreResult> | ScoreResult =>

@@ -17,6 +17,7 @@ describe('scorer config', () => {
       scoreInlineChars: 4000,
       judge: null,
       metrics: true,
+      encoder: { mode: 'cascade', threads: 1, cache: 4096, multilingual: true },
     });
     expect(loadConfig(required).scoreThreads).toBeGreaterThanOrEqual(1);
   });
@@ -33,6 +34,9 @@ describe('scorer config', () => {
       GUARD_SCORER_GROUP: 'acme-scorers',
       GUARD_JUDGE_BASE_URL: 'http://judge.internal/v1',
       GUARD_METRICS: 'off',
+      GUARD_ENCODER: 'all',
+      GUARD_ENCODER_THREADS: '2',
+      GUARD_ENCODER_CACHE: '0',
     });
     expect(c).toMatchObject({
       port: 0,
@@ -45,7 +49,11 @@ describe('scorer config', () => {
       group: 'acme-scorers',
       judge: { baseUrl: 'http://judge.internal/v1', model: 'gpt-4o-mini', timeoutMs: 8000 },
       metrics: false,
+      encoder: { mode: 'all', threads: 2, cache: 0 },
     });
+    expect(() => loadConfig({ ...required, GUARD_ENCODER_CACHE: '-1' })).toThrow(
+      /GUARD_ENCODER_CACHE/,
+    );
   });
 
   it('lists every bad variable at once', () => {

@@ -55,7 +55,7 @@ export interface ScorerConfig {
   /** Requests up to this many characters score on the main thread; 0 sends all to the threads. */
   scoreInlineChars: number;
   judge: JudgeSettings | null;
-  /** The jailbreak encoder stage: default mode and threads (GUARD_ENCODER, GUARD_ENCODER_THREADS). */
+  /** The jailbreak encoder stage: default mode, threads and cache (GUARD_ENCODER, GUARD_ENCODER_THREADS, GUARD_ENCODER_CACHE). */
   encoder: EncoderSettings;
   /** Serve Prometheus metrics at `/metrics` on the probe port. */
   metrics: boolean;

@@ -70,7 +70,7 @@ export interface StandaloneConfig extends ApiSettings {
   /** Requests up to this many characters score on the request thread (faster than a thread hop); 0 sends all to the threads. */
   scoreInlineChars: number;
   judge: JudgeSettings | null;
-  /** The jailbreak encoder stage: default mode and threads (GUARD_ENCODER, GUARD_ENCODER_THREADS). */
+  /** The jailbreak encoder stage: default mode, threads and cache (GUARD_ENCODER, GUARD_ENCODER_THREADS, GUARD_ENCODER_CACHE). */
   encoder: EncoderSettings;
   /** Days activity is kept; 0 keeps it forever. */
   activityRetentionDays: number;

@@ -139,6 +139,9 @@ export const scoringEnv = () => ({
   GUARD_ENCODER: z.enum(['off', 'cascade', 'all']).default('cascade'),
   // Encoder threads of a process whose requests score on its request thread.
   GUARD_ENCODER_THREADS: envInt(1, 1, 64),
+  // Texts whose encoder outputs a process (or scoring thread) remembers (0: none): repeated texts,
+  // such as an agent's earlier tool results, are then read once.
+  GUARD_ENCODER_CACHE: envInt(4096, 0, 1_000_000),
   // The multilingual reader (harm of requests the English models cannot read), when its weights
   // are installed (npm run fetch:multilingual); off with the encoder stage too.
   GUARD_MULTILINGUAL: z.enum(['on', 'off']).default('on'),
@@ -147,6 +150,8 @@ export const scoringEnv = () => ({
 export interface EncoderSettings {
   mode: 'off' | 'cascade' | 'all';
   threads: number;
+  /** Texts whose encoder outputs are remembered (GUARD_ENCODER_CACHE; 0: none). */
+  cache: number;
   /** The multilingual reader (GUARD_MULTILINGUAL), when its weights are installed. */
   multilingual: boolean;
 }
@@ -154,11 +159,13 @@ export interface EncoderSettings {
 export function encoderSettings(e: {
   GUARD_ENCODER: EncoderSettings['mode'];
   GUARD_ENCODER_THREADS: number;
+  GUARD_ENCODER_CACHE: number;
   GUARD_MULTILINGUAL: 'on' | 'off';
 }): EncoderSettings {
   return {
     mode: e.GUARD_ENCODER,
     threads: e.GUARD_ENCODER_THREADS,
+    cache: e.GUARD_ENCODER_CACHE,
     multilingual: e.GUARD_MULTILINGUAL === 'on',
   };
 }

@@ -20,6 +20,14 @@ import {
 } from './encoder/encoder.js';
 import { createEncoderPool, encoderPoolAvailable } from './encoder/encoder-pool.js';
 import { createOnnxEncoder } from './encoder/onnx-encoder.js';
+import {
+  cachedEncoder,
+  type CachedEncoder,
+  type EncoderCacheStats,
+} from './encoder/cached-encoder.js';
+
+/** Texts whose encoder outputs an engine remembers unless told otherwise (about 8 MB). */
+export const DEFAULT_ENCODER_CACHE = 4096;
 import { createMlDetectors } from './ml/index.js';
 import { wordPieceCounter } from './ml/ml-model.js';
 import type { MultilingualStage } from './engine/apply-multilingual.js';
@@ -47,6 +55,11 @@ export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detector
   encoder?: {
     mode: EncoderMode;
     threads?: number;
+    /**
+     * Texts whose encoder outputs are remembered, per engine (default 4096; 0: none): the same
+     * outputs a new read gives (cached-encoder.ts), for texts that traffic sends again.
+     */
+    cache?: number;
     dir?: string;
     /** The multilingual reader, when its weights are installed (default true). */
     multilingual?: boolean;
@@ -57,6 +70,8 @@ export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detector
 export interface DefaultEngine extends LocalEngine {
   /** Stops the encoder's threads or session, if one was started. */
   close(): Promise<void>;
+  /** What the encoder's cache answered so far; null before the encoder loads or without a cache. */
+  encoderCacheStats(): EncoderCacheStats | null;
 }
 
 /**
@@ -69,12 +84,15 @@ export interface DefaultEngine extends LocalEngine {
 function encoderStage(options: DefaultEngineOptions['encoder']): {
   stage: EncoderStage | undefined;
   close: () => Promise<void>;
+  cacheStats: () => EncoderCacheStats | null;
 } {
   const dir = options?.dir ?? defaultEncoderDir();
   if (!existsSync(path.join(dir, 'encoder.json')))
-    return { stage: undefined, close: async () => undefined };
+    return { stage: undefined, close: async () => undefined, cacheStats: () => null };
   const manifest = loadEncoderManifest(dir);
   let loading: Promise<Encoder> | null = null;
+  let cached: CachedEncoder | null = null;
+  const cacheEntries = options?.cache ?? DEFAULT_ENCODER_CACHE;
   const ml = options?.multilingual === false ? null : multilingualStage(options);
   return {
     stage: {
@@ -82,16 +100,18 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
       manifest,
       countTokens: wordPieceCounter(),
       encoder: () =>
-        (loading ??=
+        (loading ??= (
           isMainThread && encoderPoolAvailable()
             ? Promise.resolve(createEncoderPool({ threads: options?.threads ?? 1, dir, manifest }))
-            : createOnnxEncoder(dir)),
+            : createOnnxEncoder(dir)
+        ).then((e) => (cacheEntries > 0 ? (cached = cachedEncoder(e, cacheEntries)) : e))),
       ...(ml ? { multilingual: ml.stage } : {}),
     },
     close: async () => {
       if (loading) await (await loading).close();
       await ml?.close();
     },
+    cacheStats: () => cached?.stats() ?? null,
   };
 }
 
@@ -134,11 +154,11 @@ function multilingualStage(options: DefaultEngineOptions['encoder']): {
 
 export function createDefaultEngine(options: DefaultEngineOptions = {}): DefaultEngine {
   const { modelDir, encoder, ...rest } = options;
-  const { stage, close } = encoderStage(encoder);
+  const { stage, close, cacheStats } = encoderStage(encoder);
   const engine = createLocalEngine({
     ...rest,
     detectors: createMlDetectors(modelDir ? { modelDir } : {}),
     ...(stage ? { encoder: stage } : {}),
   });
-  return { ...engine, close };
+  return { ...engine, close, encoderCacheStats: cacheStats };
 }

@@ -33,6 +33,28 @@ describe('shipped encoder', () => {
     });
   });
 
+  it('answers a text the same every time, beside other texts and in another session (what makes its outputs safe to remember, cached-encoder.ts)', async () => {
+    const text = {
+      role: 'document' as const,
+      text: 'Quarterly report: revenue rose 4% on strong demand.',
+    };
+    const [alone] = await encoder.encode([text]);
+    const beside = await encoder.encode([
+      { role: 'prompt', text: 'How do I bake sourdough bread at home?' },
+      text,
+    ]);
+    const other = await createOnnxEncoder();
+    try {
+      const [again] = await other.encode([text]);
+      for (const o of [beside[1], again]) {
+        expect(o?.probs).toEqual(alone?.probs);
+        expect(Array.from(o?.embedding ?? [])).toEqual(Array.from(alone?.embedding ?? []));
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
   it('returns a unit-length 384-dimensional embedding that places paraphrases together', async () => {
     const [a, b, c] = await encoder.encode([
       { role: 'prompt', text: 'How do I bake sourdough bread at home?' },

@@ -19,8 +19,11 @@ export interface ServingEngineOptions {
     apiKey?: string | undefined;
     timeoutMs: number;
   } | null;
-  /** The jailbreak encoder stage (default: cascade, one encoder thread for the calling thread). */
-  encoder?: { mode: EncoderMode; threads: number };
+  /**
+   * The jailbreak encoder stage (default: cascade, one encoder thread for the calling thread, the
+   * default cache); every engine (the calling thread's and each scoring thread's) has its own.
+   */
+  encoder?: { mode: EncoderMode; threads: number; cache?: number; multilingual?: boolean };
 }
 
 export interface ServingEngine {

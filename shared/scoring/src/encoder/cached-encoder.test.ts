@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { scriptedEncoder, testManifest } from '../testing/scripted-encoder.js';
+import type { EncoderItem, EncoderOutput } from './encoder.js';
+import { cachedEncoder } from './cached-encoder.js';
+
+/** Outputs that name what was read, so that a wrong order or a wrong entry shows. */
+const answer = (item: EncoderItem): EncoderOutput => ({
+  probs: [item.text.length, item.role.length, 0, 0],
+  embedding: Float32Array.from([item.text.charCodeAt(0) || 0]),
+});
+
+const p = (text: string): EncoderItem => ({ role: 'prompt', text });
+
+describe('cachedEncoder', () => {
+  it('reads a text once and answers it again with the same output, in the order asked', async () => {
+    const inner = scriptedEncoder(testManifest(), answer);
+    const enc = cachedEncoder(inner, 100);
+    const first = await enc.encode([p('alpha'), p('be')]);
+    const second = await enc.encode([p('be'), p('gamma'), p('alpha')]);
+    expect(inner.seen.map((i) => i.text)).toEqual(['alpha', 'be', 'gamma']);
+    expect(second.map((o) => o.probs[0])).toEqual([2, 5, 5]);
+    expect(second[0]).toBe(first[1]);
+    expect(second[2]).toBe(first[0]);
+    expect(enc.stats()).toEqual({ hits: 2, reads: 3, entries: 3 });
+  });
+
+  it('reads a text asked twice in one call once, and tells roles apart', async () => {
+    const inner = scriptedEncoder(testManifest(), answer);
+    const enc = cachedEncoder(inner, 100);
+    const out = await enc.encode([p('same'), { role: 'response', text: 'same' }, p('same')]);
+    expect(inner.seen).toEqual([p('same'), { role: 'response', text: 'same' }]);
+    expect(out.map((o) => o.probs[1])).toEqual([6, 8, 6]);
+  });
+
+  it('keeps at most its number of entries, the least recently used going first', async () => {
+    const inner = scriptedEncoder(testManifest(), answer);
+    const enc = cachedEncoder(inner, 2);
+    await enc.encode([p('a'), p('b')]);
+    await enc.encode([p('a')]); // a is now the most recent
+    await enc.encode([p('c')]); // b goes
+    await enc.encode([p('a'), p('b')]);
+    expect(inner.seen.map((i) => i.text)).toEqual(['a', 'b', 'c', 'b']);
+    expect(enc.stats().entries).toBe(2);
+    // More texts in one call than entries: every one is still answered, and rightly.
+    const many = await enc.encode(['v', 'wx', 'xyz', 'wxyz0'].map(p));
+    expect(many.map((o) => o.probs[0])).toEqual([1, 2, 3, 5]);
+  });
+
+  it('does not remember a failed read', async () => {
+    let fail = true;
+    const reads: string[] = [];
+    const enc = cachedEncoder(
+      {
+        manifest: testManifest(),
+        encode: async (items) => {
+          if (fail) throw new Error('model file missing');
+          reads.push(...items.map((i) => i.text));
+          return items.map(answer);
+        },
+        close: async () => undefined,
+      },
+      10,
+    );
+    await expect(enc.encode([p('x')])).rejects.toThrow('model file missing');
+    fail = false;
+    expect((await enc.encode([p('x')]))[0]?.probs[0]).toBe(1);
+    expect(reads).toEqual(['x']);
+  });
+
+  it('refuses an encoder that answers for fewer texts than asked', async () => {
+    const short = scriptedEncoder(testManifest(), answer);
+    const enc = cachedEncoder({ ...short, encode: async () => [] }, 10);
+    await expect(enc.encode([p('x')])).rejects.toThrow('fewer texts');
+    expect(enc.stats().entries).toBe(0);
+  });
+});
