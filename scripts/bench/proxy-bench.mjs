@@ -509,6 +509,9 @@ async function startGuard(fakePort, key) {
     PORT: String(port),
     GUARD_WORKERS: '1',
     GUARD_SCORE_THREADS: '0',
+    // Every request sends the same prompt and answer: the encoder's cache would answer all but the
+    // first reads, which real traffic of distinct prompts does not get.
+    GUARD_ENCODER_CACHE: '0',
     GUARD_ACCESS_LOG: 'false',
     GUARD_LOG_LEVEL: 'warn',
     GUARD_DATA_DIR: dataDir,
