@@ -139,8 +139,8 @@ export const scoringEnv = () => ({
   GUARD_ENCODER: z.enum(['off', 'cascade', 'all']).default('cascade'),
   // Encoder threads of a process whose requests score on its request thread.
   GUARD_ENCODER_THREADS: envInt(1, 1, 64),
-  // Texts whose encoder outputs a process (or scoring thread) remembers (0: none): repeated texts,
-  // such as an agent's earlier tool results, are then read once.
+  // Texts whose encoder outputs a process remembers, in a table its threads share (0: none):
+  // repeated texts, such as an agent's earlier tool results, are then read once.
   GUARD_ENCODER_CACHE: envInt(4096, 0, 1_000_000),
   // The multilingual reader (harm of requests the English models cannot read), when its weights
   // are installed (npm run fetch:multilingual); off with the encoder stage too.

@@ -25,8 +25,9 @@ import {
   type CachedEncoder,
   type EncoderCacheStats,
 } from './encoder/cached-encoder.js';
+import { createOutputBuffer } from './encoder/shared-output-table.js';
 
-/** Texts whose encoder outputs an engine remembers unless told otherwise (about 8 MB). */
+/** Texts whose encoder outputs are remembered unless told otherwise (about 6.5 MB). */
 export const DEFAULT_ENCODER_CACHE = 4096;
 import { createMlDetectors } from './ml/index.js';
 import { wordPieceCounter } from './ml/ml-model.js';
@@ -56,10 +57,16 @@ export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detector
     mode: EncoderMode;
     threads?: number;
     /**
-     * Texts whose encoder outputs are remembered, per engine (default 4096; 0: none): the same
+     * Texts whose encoder outputs are remembered (default 4096; 0: none): the same
      * outputs a new read gives (cached-encoder.ts), for texts that traffic sends again.
      */
     cache?: number;
+    /**
+     * The table the cache keeps its outputs in, shared by the engines given the same buffer
+     * (`encoderCacheBuffer`; a process's request thread and scoring threads); instead of a table
+     * of `cache` entries of the engine's own.
+     */
+    cacheBuffer?: SharedArrayBuffer;
     dir?: string;
     /** The multilingual reader, when its weights are installed (default true). */
     multilingual?: boolean;
@@ -104,7 +111,11 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
           isMainThread && encoderPoolAvailable()
             ? Promise.resolve(createEncoderPool({ threads: options?.threads ?? 1, dir, manifest }))
             : createOnnxEncoder(dir)
-        ).then((e) => (cacheEntries > 0 ? (cached = cachedEncoder(e, cacheEntries)) : e))),
+        ).then((e) =>
+          options?.cacheBuffer || cacheEntries > 0
+            ? (cached = cachedEncoder(e, options?.cacheBuffer ?? cacheEntries))
+            : e,
+        )),
       ...(ml ? { multilingual: ml.stage } : {}),
     },
     close: async () => {
@@ -150,6 +161,18 @@ function multilingualStage(options: DefaultEngineOptions['encoder']): {
       await reader?.close();
     },
   };
+}
+
+/**
+ * A table for the encoder's cache that engines share when each is given it (`cacheBuffer`): of
+ * `entries` outputs of the encoder in `dir`; null when `entries` is 0 or the encoder is not there.
+ */
+export function encoderCacheBuffer(
+  entries: number = DEFAULT_ENCODER_CACHE,
+  dir: string = defaultEncoderDir(),
+): SharedArrayBuffer | null {
+  if (entries <= 0 || !existsSync(path.join(dir, 'encoder.json'))) return null;
+  return createOutputBuffer(entries, loadEncoderManifest(dir));
 }
 
 export function createDefaultEngine(options: DefaultEngineOptions = {}): DefaultEngine {

@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { scriptedEncoder, testManifest } from '../testing/scripted-encoder.js';
 import type { EncoderItem, EncoderOutput } from './encoder.js';
 import { cachedEncoder } from './cached-encoder.js';
+import { createOutputBuffer } from './shared-output-table.js';
 
 /** Outputs that name what was read, so that a wrong order or a wrong entry shows. */
 const answer = (item: EncoderItem): EncoderOutput => ({
   probs: [item.text.length, item.role.length, 0, 0],
-  embedding: Float32Array.from([item.text.charCodeAt(0) || 0]),
+  // testManifest's dims: 4.
+  embedding: Float32Array.from([item.text.charCodeAt(0) || 0, 0, 0, 1]),
 });
 
 const p = (text: string): EncoderItem => ({ role: 'prompt', text });
@@ -19,8 +21,8 @@ describe('cachedEncoder', () => {
     const second = await enc.encode([p('be'), p('gamma'), p('alpha')]);
     expect(inner.seen.map((i) => i.text)).toEqual(['alpha', 'be', 'gamma']);
     expect(second.map((o) => o.probs[0])).toEqual([2, 5, 5]);
-    expect(second[0]).toBe(first[1]);
-    expect(second[2]).toBe(first[0]);
+    expect(second[0]).toEqual(first[1]);
+    expect(second[2]).toEqual(first[0]);
     expect(enc.stats()).toEqual({ hits: 2, reads: 3, entries: 3 });
   });
 
@@ -32,18 +34,27 @@ describe('cachedEncoder', () => {
     expect(out.map((o) => o.probs[1])).toEqual([6, 8, 6]);
   });
 
-  it('keeps at most its number of entries, the least recently used going first', async () => {
+  it('holds at most its number of entries, and answers every text of a call larger than that', async () => {
     const inner = scriptedEncoder(testManifest(), answer);
     const enc = cachedEncoder(inner, 2);
-    await enc.encode([p('a'), p('b')]);
-    await enc.encode([p('a')]); // a is now the most recent
-    await enc.encode([p('c')]); // b goes
-    await enc.encode([p('a'), p('b')]);
-    expect(inner.seen.map((i) => i.text)).toEqual(['a', 'b', 'c', 'b']);
-    expect(enc.stats().entries).toBe(2);
-    // More texts in one call than entries: every one is still answered, and rightly.
-    const many = await enc.encode(['v', 'wx', 'xyz', 'wxyz0'].map(p));
-    expect(many.map((o) => o.probs[0])).toEqual([1, 2, 3, 5]);
+    const texts = ['v', 'wx', 'xyz', 'wxyz0', 'abcdef'];
+    const many = await enc.encode(texts.map(p));
+    expect(many.map((o) => o.probs[0])).toEqual([1, 2, 3, 5, 6]);
+    expect(enc.stats().entries).toBeLessThanOrEqual(2);
+    // Whatever it kept is answered rightly (a slot holds one text, checked by its key).
+    const again = await enc.encode(texts.map(p));
+    expect(again.map((o) => o.probs[0])).toEqual([1, 2, 3, 5, 6]);
+    expect(inner.seen.length).toBeGreaterThanOrEqual(5 + 3);
+  });
+
+  it('shares its table with the engines given the same buffer', async () => {
+    const buffer = createOutputBuffer(64, testManifest());
+    const a = scriptedEncoder(testManifest(), answer);
+    const b = scriptedEncoder(testManifest(), answer);
+    await cachedEncoder(a, buffer).encode([p('read by one')]);
+    const out = await cachedEncoder(b, buffer).encode([p('read by one')]);
+    expect(b.seen).toEqual([]);
+    expect(out[0]?.probs).toEqual([11, 6, 0, 0]);
   });
 
   it('does not remember a failed read', async () => {

@@ -6,20 +6,20 @@
  * (role, text) the same every time (one text per run, the same weights), so a remembered output
  * is exactly the one a new read would give: the verdicts do not change, only the cost.
  *
- * Keys are SHA-256 digests of the role and text, so the cache holds no request text; it is
- * bounded by entries (about 2 KB each: the head probabilities and the 384-number embedding), and
- * the least recently used go first.
+ * Outputs live in a SharedOutputTable keyed by a SHA-256 digest of the role and text, so the cache
+ * holds no request text; given the table's buffer, every engine of a process (the request
+ * thread's and each scoring thread's) shares it.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import type { Encoder, EncoderItem, EncoderOutput } from './encoder.js';
+import { createOutputBuffer, SharedOutputTable } from './shared-output-table.js';
 
 export interface EncoderCacheStats {
-  /** Texts answered from the cache. */
+  /** Texts this engine found in the cache. */
   hits: number;
-  /** Texts read by the encoder. */
+  /** Texts this engine had the encoder read. */
   reads: number;
-  /** Entries held now. */
+  /** Slots of the (possibly shared) table holding an output. */
   entries: number;
 }
 
@@ -27,44 +27,58 @@ export interface CachedEncoder extends Encoder {
   stats(): EncoderCacheStats;
 }
 
-function keyOf(item: EncoderItem): string {
-  return createHash('sha256').update(item.role).update('\0').update(item.text).digest('base64');
+/** The table's key of an item: the first 16 bytes of SHA-256(role, NUL, text). */
+function keyOf(item: EncoderItem): Int32Array {
+  const digest = createHash('sha256').update(item.role).update('\0').update(item.text).digest();
+  const key = new Int32Array(4);
+  new Uint8Array(key.buffer).set(digest.subarray(0, 16));
+  return key;
 }
 
 /**
- * `inner` with its outputs remembered for up to `entries` texts. A call reads only the texts it
- * does not find (each once, even when asked twice in one call), in one call to `inner`, and
- * answers in the order asked. Outputs are shared between callers: they are read, never written.
- * Failed or aborted reads are not remembered.
+ * `inner` with its outputs remembered in `buffer` (createOutputBuffer; shared by the engines
+ * given the same one), or in a table of its own of `buffer` entries. A call reads only the texts
+ * it does not find (each once, even when asked twice in one call), in one call to `inner`, and
+ * answers in the order asked. Failed or aborted reads are not remembered.
  */
-export function cachedEncoder(inner: Encoder, entries: number): CachedEncoder {
-  const cache = new LRUCache<string, EncoderOutput>({ max: Math.max(1, Math.floor(entries)) });
+export function cachedEncoder(inner: Encoder, buffer: SharedArrayBuffer | number): CachedEncoder {
+  const table = new SharedOutputTable(
+    typeof buffer === 'number' ? createOutputBuffer(buffer, inner.manifest) : buffer,
+    inner.manifest,
+  );
   let hits = 0;
   let reads = 0;
   return {
     manifest: inner.manifest,
     async encode(items, signal) {
       const keys = items.map(keyOf);
-      const found = keys.map((k) => cache.get(k));
-      const missing = new Map<string, EncoderItem>();
-      keys.forEach((k, i) => {
-        if (!found[i] && !missing.has(k)) missing.set(k, items[i] as EncoderItem);
+      const found = keys.map((k) => table.get(k));
+      const missing = new Map<string, { item: EncoderItem; key: Int32Array }>();
+      const id = (k: Int32Array) => k.join(',');
+      keys.forEach((key, i) => {
+        if (!found[i] && !missing.has(id(key)))
+          missing.set(id(key), { item: items[i] as EncoderItem, key });
       });
       const fresh = new Map<string, EncoderOutput>();
       if (missing.size > 0) {
-        const out = await inner.encode([...missing.values()], signal);
-        if (out.length !== missing.size)
+        const wanted = [...missing.values()];
+        const out = await inner.encode(
+          wanted.map((w) => w.item),
+          signal,
+        );
+        if (out.length !== wanted.length)
           throw new Error('encoder answered for fewer texts than asked');
-        [...missing.keys()].forEach((k, i) => {
-          fresh.set(k, out[i] as EncoderOutput);
-          cache.set(k, out[i] as EncoderOutput);
+        wanted.forEach((w, i) => {
+          const o = out[i] as EncoderOutput;
+          fresh.set(id(w.key), o);
+          table.set(w.key, o);
         });
       }
       hits += items.length - missing.size;
       reads += missing.size;
-      return keys.map((k, i) => found[i] ?? (fresh.get(k) as EncoderOutput));
+      return keys.map((k, i) => found[i] ?? (fresh.get(id(k)) as EncoderOutput));
     },
-    stats: () => ({ hits, reads, entries: cache.size }),
+    stats: () => ({ hits, reads, entries: table.used() }),
     close: () => inner.close(),
   };
 }

@@ -1,4 +1,8 @@
-import { createDefaultEngine, type DefaultEngineOptions } from '../default-engine.js';
+import {
+  createDefaultEngine,
+  encoderCacheBuffer,
+  type DefaultEngineOptions,
+} from '../default-engine.js';
 import type { EncoderMode } from '../encoder/encoder.js';
 import type { ScoreEngine } from '../engine-types.js';
 import { withDeadline } from './deadline-engine.js';
@@ -21,7 +25,7 @@ export interface ServingEngineOptions {
   } | null;
   /**
    * The jailbreak encoder stage (default: cascade, one encoder thread for the calling thread, the
-   * default cache); every engine (the calling thread's and each scoring thread's) has its own.
+   * default cache, one table shared by the calling thread's engine and every scoring thread's).
    */
   encoder?: { mode: EncoderMode; threads: number; cache?: number; multilingual?: boolean };
 }
@@ -40,7 +44,14 @@ export interface ServingEngine {
  */
 export function createServingEngine(options: ServingEngineOptions): ServingEngine {
   const j = options.judge;
-  // Plain data: copied to the threads, which build their own engine from it.
+  // One table for the encoder's cache, shared by this thread's engine and the scoring threads'
+  // (a SharedArrayBuffer is shared with the threads, not copied): a text one of them read is not
+  // read again by another.
+  const cacheBuffer = encoderCacheBuffer(options.encoder?.cache);
+  const encoder = cacheBuffer
+    ? { ...(options.encoder ?? { mode: 'cascade' as const }), cacheBuffer }
+    : options.encoder;
+  // Plain data (and the shared table): copied to the threads, which build their own engine from it.
   const engineOptions: DefaultEngineOptions = {
     ...(j
       ? {
@@ -52,7 +63,7 @@ export function createServingEngine(options: ServingEngineOptions): ServingEngin
           },
         }
       : {}),
-    ...(options.encoder ? { encoder: options.encoder } : {}),
+    ...(encoder ? { encoder } : {}),
   };
   const inlineEngine = createDefaultEngine(engineOptions);
   const inline = withDeadline(inlineEngine, options.timeoutMs);
