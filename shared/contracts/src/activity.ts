@@ -22,7 +22,9 @@ export const ActivityRecord = z
       .regex(/^[0-9a-f]{24}$/)
       .meta({ description: 'Time-ordered id, made when the call arrived' }),
     org_id: z.string(),
-    created_at: IsoTimestamp.meta({ description: 'When the call arrived (the time in the id)' }),
+    created_at: IsoTimestamp.meta({
+      description: 'When the decision was recorded: the time in the id, to the millisecond',
+    }),
     endpoint: z.string().meta({
       description: '`monitor`, `chat.completions`, `responses`, `messages` or `generate_content`',
     }),

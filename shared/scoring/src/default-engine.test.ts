@@ -189,3 +189,32 @@ describe('createDefaultEngine under the preset Basic Content Safety: who someone
     expect(r.violation).toBeGreaterThanOrEqual(0.5);
   });
 });
+
+describe("createDefaultEngine: the encoder's cache", () => {
+  it('reads a text once per scope, and answers it again exactly as the first time', async () => {
+    const cached = createDefaultEngine();
+    try {
+      const call = (scope?: string) =>
+        cached.score({ ...req(PERSONA), ...(scope ? { cache_scope: scope } : {}) });
+      const first = await call('org-a');
+      const reads = cached.encoderCacheStats()?.reads ?? 0;
+      expect(reads).toBeGreaterThan(0);
+      expect(await call('org-a')).toEqual(first);
+      expect(cached.encoderCacheStats()?.reads).toBe(reads);
+      // Another organization's request reads the same text again: a hit would tell it, by the
+      // time the call takes, that someone sent this text.
+      expect(await call('org-b')).toEqual(first);
+      expect(cached.encoderCacheStats()?.reads).toBe(2 * reads);
+      // And every result equals that of an engine without the cache.
+      const uncached = createDefaultEngine({ encoder: { mode: 'cascade', cache: 0 } });
+      try {
+        expect(await uncached.score(req(PERSONA))).toEqual(first);
+        expect(uncached.encoderCacheStats()).toBeNull();
+      } finally {
+        await uncached.close();
+      }
+    } finally {
+      await cached.close();
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { idTime } from '@guard/platform';
 import { isAbortError } from './abort.js';
 import {
   type ReasoningMode,
@@ -154,6 +155,7 @@ export async function protectCompletion(
   const baseRequest = {
     ...policyScoreFields(policy),
     reasoning_mode: input.reasoning_mode ?? 'off',
+    cache_scope: principal.org_id,
   } satisfies Omit<ScoreRequest, 'messages' | 'phase' | 'tools'>;
   const context = outputContext(messages, deps.outputContextChars);
   const checkOutput = (text: string, toolCalls: CanonicalToolCall[]): Promise<ScoreResult> =>
@@ -197,7 +199,7 @@ export async function protectCompletion(
     const activity: Activity = buildActivity({
       id: activityId,
       principal,
-      at: recordedAt,
+      at: idTime(activityId),
       endpoint: input.endpoint,
       policy_id: policy.policy_id,
       policy_ids: policy.policy_ids,

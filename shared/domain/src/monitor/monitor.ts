@@ -1,4 +1,4 @@
-import { isAppError } from '@guard/platform';
+import { idTime, isAppError } from '@guard/platform';
 import {
   errorScoreResult,
   type ReasoningMode,
@@ -156,6 +156,7 @@ export async function monitor(
     ...policyScoreFields(policy),
     reasoning_mode: input.reasoning_mode ?? 'off',
     ...(tools ? { tools } : {}),
+    cache_scope: principal.org_id,
   };
   const result = await scoreSafely(deps.engine, request, scoringOf(policy, deps.failMode));
   const analysis = analysisOf(result);
@@ -188,7 +189,9 @@ export async function monitor(
   const activity = buildActivity({
     id: activityId,
     principal,
-    at: recordedAt,
+    // The id's own time: the same as recordedAt, but later if the clock stepped back (ids stay
+    // in order), so that export's time bounds, which are id bounds, hold for created_at.
+    at: idTime(activityId),
     endpoint: 'monitor',
     policy_id: policy.policy_id,
     policy_ids: policy.policy_ids,

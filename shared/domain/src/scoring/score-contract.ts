@@ -103,6 +103,12 @@ export const ScoreRequest = z.object({
    * When absent: `output` if the last message is from the assistant, else `input`.
    */
   phase: ScorePhase.optional(),
+  /**
+   * Who may share what the engine remembers of this request's texts (the encoder's cache): a
+   * request of another scope never finds them, so the time a call takes tells nothing of what
+   * other callers sent. The API sends the caller's organization; absent, requests share one scope.
+   */
+  cache_scope: z.string().max(200).optional(),
 });
 export type ScoreRequest = z.infer<typeof ScoreRequest>;
 

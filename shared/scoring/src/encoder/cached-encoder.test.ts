@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedEncoder, testManifest } from '../testing/scripted-encoder.js';
 import type { EncoderItem, EncoderOutput } from './encoder.js';
-import { cachedEncoder } from './cached-encoder.js';
+import { cachedEncoder, encoderCacheScope } from './cached-encoder.js';
 import { createOutputBuffer } from './shared-output-table.js';
 
 /** Outputs that name what was read, so that a wrong order or a wrong entry shows. */
@@ -16,7 +16,7 @@ const p = (text: string): EncoderItem => ({ role: 'prompt', text });
 describe('cachedEncoder', () => {
   it('reads a text once and answers it again with the same output, in the order asked', async () => {
     const inner = scriptedEncoder(testManifest(), answer);
-    const enc = cachedEncoder(inner, 100);
+    const enc = cachedEncoder(inner, 4096);
     const first = await enc.encode([p('alpha'), p('be')]);
     const second = await enc.encode([p('be'), p('gamma'), p('alpha')]);
     expect(inner.seen.map((i) => i.text)).toEqual(['alpha', 'be', 'gamma']);
@@ -28,7 +28,7 @@ describe('cachedEncoder', () => {
 
   it('reads a text asked twice in one call once, and tells roles apart', async () => {
     const inner = scriptedEncoder(testManifest(), answer);
-    const enc = cachedEncoder(inner, 100);
+    const enc = cachedEncoder(inner, 4096);
     const out = await enc.encode([p('same'), { role: 'response', text: 'same' }, p('same')]);
     expect(inner.seen).toEqual([p('same'), { role: 'response', text: 'same' }]);
     expect(out.map((o) => o.probs[1])).toEqual([6, 8, 6]);
@@ -55,6 +55,17 @@ describe('cachedEncoder', () => {
     const out = await cachedEncoder(b, buffer).encode([p('read by one')]);
     expect(b.seen).toEqual([]);
     expect(out[0]?.probs).toEqual([11, 6, 0, 0]);
+  });
+
+  it('keeps what it read in one scope (an organization) from every other', async () => {
+    const inner = scriptedEncoder(testManifest(), answer);
+    const enc = cachedEncoder(inner, 4096);
+    await encoderCacheScope.run('org-a', () => enc.encode([p('same text')]));
+    await encoderCacheScope.run('org-b', () => enc.encode([p('same text')]));
+    await encoderCacheScope.run('org-a', () => enc.encode([p('same text')]));
+    await enc.encode([p('same text')]);
+    expect(inner.seen).toHaveLength(3);
+    expect(enc.stats()).toMatchObject({ hits: 1, reads: 3 });
   });
 
   it('does not remember a failed read', async () => {

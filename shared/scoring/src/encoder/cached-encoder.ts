@@ -10,6 +10,7 @@
  * holds no request text; given the table's buffer, every engine of a process (the request
  * thread's and each scoring thread's) shares it.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Encoder, EncoderItem, EncoderOutput } from './encoder.js';
 import { createOutputBuffer, SharedOutputTable } from './shared-output-table.js';
@@ -27,9 +28,22 @@ export interface CachedEncoder extends Encoder {
   stats(): EncoderCacheStats;
 }
 
-/** The table's key of an item: the first 16 bytes of SHA-256(role, NUL, text). */
+/**
+ * The scope of the request being scored (its `cache_scope`, the caller's organization), set by
+ * the engine around each request: outputs remembered in one scope are never found from another,
+ * so that how long a call takes tells nothing of what another organization sent.
+ */
+export const encoderCacheScope = new AsyncLocalStorage<string>();
+
+/** The table's key of an item: the first 16 bytes of SHA-256(scope, NUL, role, NUL, text). */
 function keyOf(item: EncoderItem): Int32Array {
-  const digest = createHash('sha256').update(item.role).update('\0').update(item.text).digest();
+  const digest = createHash('sha256')
+    .update(encoderCacheScope.getStore() ?? '')
+    .update('\0')
+    .update(item.role)
+    .update('\0')
+    .update(item.text)
+    .digest();
   const key = new Int32Array(4);
   new Uint8Array(key.buffer).set(digest.subarray(0, 16));
   return key;

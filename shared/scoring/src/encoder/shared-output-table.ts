@@ -7,9 +7,10 @@
  * text) picks its slot, and a new text overwrites whatever held that slot. Each slot is guarded by
  * a version word (a seqlock): a writer makes it odd (taking the slot with compareExchange, so two
  * writers never mix), writes, and makes it even again; a reader copies the slot and keeps the copy
- * only if the version was even and unchanged around the copy. A torn or contended slot reads as
- * absent, never as another text's output. Probabilities and embeddings are stored as float32, the
- * precision the model gives them in, so a stored output is exactly the one read.
+ * only if the version was even and unchanged around the copy. Every word is read and written with
+ * Atomics, which orders it against the version word on any CPU. A torn or contended slot reads as
+ * absent, never as another text's output. Probabilities and embeddings are stored as float32 (their
+ * bits), the precision the model gives them in, so a stored output is exactly the one read.
  */
 import type { EncoderManifest, EncoderOutput } from './encoder.js';
 
@@ -29,7 +30,6 @@ export function createOutputBuffer(entries: number, shape: OutputShape): SharedA
 
 export class SharedOutputTable {
   private readonly words: Int32Array;
-  private readonly floats: Float32Array;
   private readonly slot: number;
   private readonly heads: number;
   private readonly dims: number;
@@ -44,7 +44,6 @@ export class SharedOutputTable {
         `encoder cache buffer of ${buffer.byteLength} bytes does not hold whole slots of ${this.slot * 4} bytes (${this.heads} heads, ${this.dims} dimensions)`,
       );
     this.words = new Int32Array(buffer);
-    this.floats = new Float32Array(buffer);
     this.entries = buffer.byteLength / (this.slot * 4);
   }
 
@@ -56,26 +55,39 @@ export class SharedOutputTable {
     const at = this.base(key);
     const before = Atomics.load(this.words, at);
     if (before === 0 || before % 2 !== 0) return undefined;
-    for (let i = 0; i < KEY_WORDS; i++) if (this.words[at + 1 + i] !== key[i]) return undefined;
+    for (let i = 0; i < KEY_WORDS; i++)
+      if (Atomics.load(this.words, at + 1 + i) !== key[i]) return undefined;
+    // Word by word with Atomics.load: plain reads racing a writer are not ordered against the
+    // version word on every CPU (they are on x86, not on ARM), atomic ones are.
     const start = at + 1 + KEY_WORDS;
-    const probs = Array.from(this.floats.subarray(start, start + this.heads));
-    const embedding = this.floats.slice(start + this.heads, start + this.heads + this.dims);
-    // The copy counts only if no writer touched the slot meanwhile (Atomics.load orders it).
+    const n = this.heads + this.dims;
+    const copy = new Int32Array(n);
+    for (let i = 0; i < n; i++) copy[i] = Atomics.load(this.words, start + i);
     if (Atomics.load(this.words, at) !== before) return undefined;
-    for (let i = 0; i < KEY_WORDS; i++) if (this.words[at + 1 + i] !== key[i]) return undefined;
-    return { probs, embedding };
+    const floats = new Float32Array(copy.buffer);
+    return {
+      probs: Array.from(floats.subarray(0, this.heads)),
+      embedding: floats.slice(this.heads),
+    };
   }
 
-  /** Stores `out` under `key`; skipped (the table is a cache) while another thread writes the slot. */
+  /**
+   * Stores `out` under `key`; skipped (the table is a cache) while another thread writes the slot.
+   * A thread stopped in the middle of a write (a scoring thread past its deadline is terminated)
+   * leaves its slot marked as being written: that slot stays empty for the life of the process.
+   */
   set(key: Int32Array, out: EncoderOutput): void {
     if (out.probs.length !== this.heads || out.embedding.length !== this.dims) return;
     const at = this.base(key);
     const v = Atomics.load(this.words, at);
     if (v % 2 !== 0 || Atomics.compareExchange(this.words, at, v, v + 1) !== v) return;
-    for (let i = 0; i < KEY_WORDS; i++) this.words[at + 1 + i] = key[i] as number;
+    const floats = new Float32Array(this.heads + this.dims);
+    floats.set(out.probs);
+    floats.set(out.embedding, this.heads);
+    const bits = new Int32Array(floats.buffer);
+    for (let i = 0; i < KEY_WORDS; i++) Atomics.store(this.words, at + 1 + i, key[i] as number);
     const start = at + 1 + KEY_WORDS;
-    this.floats.set(out.probs, start);
-    this.floats.set(out.embedding, start + this.heads);
+    for (let i = 0; i < bits.length; i++) Atomics.store(this.words, start + i, bits[i] as number);
     // Even again (int32 wrap keeps the parity), and never 0: 0 marks a slot never written.
     Atomics.store(this.words, at, (v + 2) | 0 || 2);
   }

@@ -20,6 +20,7 @@ import {
   type EncoderStage,
   type EncoderVerdicts,
 } from './apply-encoder.js';
+import { encoderCacheScope } from '../encoder/cached-encoder.js';
 import { encoderCompliance, withCompliance } from './apply-answer.js';
 import { encoderDocuments, withDocuments } from './apply-documents.js';
 import { multilingualHarm } from './apply-multilingual.js';
@@ -190,5 +191,12 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     return withRequestHarm(an, raised, detectors, { multilingual: ml });
   }
 
-  return { score, scoreSync };
+  return {
+    // What the encoder remembers of this request's texts stays in its scope (cached-encoder.ts).
+    score: (request, signal) =>
+      request.cache_scope === undefined
+        ? score(request, signal)
+        : encoderCacheScope.run(request.cache_scope, () => score(request, signal)),
+    scoreSync,
+  };
 }
