@@ -7,7 +7,8 @@
  *
  * Two kinds of traffic (conversations.mjs): an agent's steps, each resending the tool results so
  * far, and a chat's turns, each checked before and after the answer.
- * Each conversation is scored by both engines in turn (so drift of a shared machine hits both),
+ * Each conversation is scored by both engines in turn, each first every other time (so drift of a
+ * shared machine, and what one warms for the other, hit both alike),
  * every step after the one before, as a conversation's calls come. Prints, per kind and engine,
  * milliseconds per call (mean, median, p99; and the mean at the first, middle and last step) and
  * the encoder's reads per call; then checks that both engines gave the same result for every call
@@ -74,7 +75,9 @@ for (const [kind, make] of [
   for (let c = 0; c < CONVERSATIONS; c++) {
     const conversation = make(c);
     const results: Record<string, ScoreResult[]> = {};
-    for (const name of names) {
+    // Each engine goes first every other conversation: the first warms what both share in the
+    // process (the tokenizer's memo of word pieces) for the texts the second then reads.
+    for (const name of c % 2 === 0 ? names : [...names].reverse()) {
       const engine = engines[name]!;
       results[name] = [];
       for (const [k, messages] of conversation.entries()) {

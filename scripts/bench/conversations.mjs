@@ -5,9 +5,22 @@
 //   resend them on every call;
 // - chat: turns with an assistant; turn k is checked before the model answers (the history and
 //   the new question) and after (the same and the answer), as protected completions check it.
-// `label` goes into the texts of the conversation (ids, paths, URLs), so that conversations of
-// other labels share no tool result or turn with it.
-import { ordinaryText, seeded } from './ordinary-requests.mjs';
+// `label` goes into the texts of the conversation (ids, paths, URLs, every turn and every line of
+// code), so that conversations of other labels share no tool result or turn with it; conversations
+// of other seeds are made of other sentences (drawn from 24 ordinary ones, ordinary-requests.mjs).
+import { SENTENCES, seeded } from './ordinary-requests.mjs';
+
+/**
+ * About `chars` characters of whole ordinary sentences, each tagged with `label`: the sentences
+ * are 24, so untagged, two conversations would often share a run of them (a window the encoder
+ * reads), which real conversations seldom do.
+ */
+function ordinaryText(next, chars, label) {
+  let text = '';
+  while (text.length < chars)
+    text += `${text ? ' ' : ''}${SENTENCES[Math.floor(next() * SENTENCES.length)]} [${label}]`;
+  return text;
+}
 
 const pick = (next, xs) => xs[Math.floor(next() * xs.length)];
 const CITIES = ['Lisbon', 'Oslo', 'Porto', 'Kyoto', 'Denver', 'Leeds', 'Quito', 'Graz'];
@@ -17,11 +30,11 @@ const ITEMS = ['standing desk', 'hiking boots', 'rice cooker', 'guitar strings',
 function toolResult(next, label, k) {
   const kind = k % 3;
   if (kind === 0) {
-    const query = ordinaryText(next, 60);
+    const query = ordinaryText(next, 60, label);
     const hits = Array.from({ length: 5 }, (_, i) => {
       const city = pick(next, CITIES);
       const url = `https://example.org/${city.toLowerCase()}/${label}/${k}/${i}`;
-      return `${i + 1}. ${city} guide ${label}-${k}-${i} (${url})\n   ${ordinaryText(next, 200 + Math.floor(next() * 120))}`;
+      return `${i + 1}. ${city} guide ${label}-${k}-${i} (${url})\n   ${ordinaryText(next, 200 + Math.floor(next() * 120), label)}`;
     });
     return { name: 'search_web', args: JSON.stringify({ query }), text: hits.join('\n') };
   }
@@ -40,7 +53,7 @@ function toolResult(next, label, k) {
         carrier: 'PostNord',
         tracking: `TR-${label}-${k}-${Math.floor(next() * 1e8)}`,
       },
-      note: ordinaryText(next, 200),
+      note: ordinaryText(next, 200, label),
     };
     return {
       name: 'get_order',
@@ -48,27 +61,28 @@ function toolResult(next, label, k) {
       text: JSON.stringify(order, null, 2),
     };
   }
+  // Every line names the function, so no window of one file is a window of another's.
   const fn = `merge_${label}_${k}`.replace(/[^A-Za-z0-9_]/g, '_');
   const code = [
     `// src/util/${fn}.ts`,
-    `/** ${ordinaryText(next, 90)} */`,
+    `/** ${ordinaryText(next, 90, label)} */`,
     `export function ${fn}(a: number[], b: number[]): number[] {`,
-    '  const out: number[] = [];',
-    '  let i = 0;',
-    '  let j = 0;',
-    '  while (i < a.length && j < b.length) out.push(a[i]! <= b[j]! ? a[i++]! : b[j++]!);',
-    '  while (i < a.length) out.push(a[i++]!);',
-    '  while (j < b.length) out.push(b[j++]!);',
-    '  return out;',
-    '}',
+    `  const out: number[] = []; // ${fn}`,
+    `  let i = 0; // ${fn}: left`,
+    `  let j = 0; // ${fn}: right`,
+    `  while (i < a.length && j < b.length) out.push(a[i]! <= b[j]! ? a[i++]! : b[j++]!); // ${fn}`,
+    `  while (i < a.length) out.push(a[i++]!); // ${fn}: rest of a`,
+    `  while (j < b.length) out.push(b[j++]!); // ${fn}: rest of b`,
+    `  return out; // ${fn}`,
+    `} // ${fn}`,
     '',
     `export const ${fn}_cases = [`,
     ...Array.from(
       { length: 6 },
       (_, i) =>
-        `  { a: [${i}, ${i + 3}, ${i + k + 7}], b: [${i + 1}, ${i + 9}], label: '${pick(next, ITEMS)}' },`,
+        `  { a: [${i}, ${i + 3}, ${i + k + 7}], b: [${i + 1}, ${i + 9}], label: '${pick(next, ITEMS)}', of: '${fn}' },`,
     ),
-    '];',
+    `]; // ${fn}`,
   ].join('\n');
   return { name: 'read_file', args: JSON.stringify({ path: `src/util/${fn}.ts` }), text: code };
 }
@@ -89,7 +103,7 @@ export function agentCalls(seed, steps, label = String(seed), wire = false) {
     },
     {
       role: 'user',
-      content: `Ticket ${label}: ${ordinaryText(next, 160)} Please use the tools as needed.`,
+      content: `Ticket ${label}: ${ordinaryText(next, 160, label)} Please use the tools as needed.`,
     },
   ];
   const calls = [];
@@ -116,12 +130,12 @@ export function chatCalls(seed, turns, label = String(seed)) {
   ];
   const calls = [];
   for (let k = 1; k <= turns; k++) {
-    const question = ordinaryText(next, 80 + Math.floor(next() * 170));
-    messages.push({ role: 'user', content: `${question} (My reference is ${label}-${k}.)` });
+    const question = ordinaryText(next, 80 + Math.floor(next() * 170), `${label}-${k}`);
+    messages.push({ role: 'user', content: question });
     calls.push(structuredClone(messages));
     messages.push({
       role: 'assistant',
-      content: `About ${label}-${k}: ${ordinaryText(next, 400 + Math.floor(next() * 500))}`,
+      content: `About ${label}-${k}: ${ordinaryText(next, 400 + Math.floor(next() * 500), `${label}-${k}`)}`,
     });
     calls.push(structuredClone(messages));
   }

@@ -10,27 +10,35 @@ import { agentCalls, chatCalls } from './conversations.mjs';
 
 const MARKER = '__GUARD_BENCH_N__';
 /**
- * Replaced by the round of the body list (every body sent once per round): conversations carry it
- * in their texts, so that each round's conversations are new ones, sharing no text with the last.
+ * Replaced by the round of the body list (every body sent once per round) and the run: the
+ * conversations carry it in their texts, so that when the list comes round again its
+ * conversations are new ones, sharing no text with the last.
  */
 const ROUND = '__GUARD_BENCH_R__';
 
 /**
  * Conversations sent step by step (conversations.mjs): step k of each of `count` conversations,
  * then step k + 1 of each, so that a conversation's next call comes after its last one has been
- * answered (`count` calls apart), as an agent's or a chat's calls come. The request's own number
- * goes into the system prompt, which the encoder does not read: the texts a conversation sends
- * again stay the same, as they do in real traffic.
+ * answered (`count` calls apart), as an agent's or a chat's calls come; `sets` such sets one after
+ * the other, each of conversations of their own seeds (so of other sentences: a set sent again is
+ * told apart only by ROUND in its tags). The request's own number goes into the system prompt,
+ * which the encoder does not read: the texts a conversation sends again stay the same, as they do
+ * in real traffic.
  */
-function stepwise(make, count) {
-  const conversations = Array.from({ length: count }, (_, c) => make(c, `${c}-${ROUND}`));
+function stepwise(make, count, sets) {
   const bodies = [];
-  for (let k = 0; k < conversations[0].length; k++)
-    for (const calls of conversations) {
-      const messages = structuredClone(calls[k]);
-      messages[0].content += ` (${MARKER})`;
-      bodies.push({ messages });
-    }
+  for (let set = 0; set < sets; set++) {
+    const conversations = Array.from({ length: count }, (_, i) => {
+      const c = set * count + i;
+      return make(c, `${c}-${ROUND}`);
+    });
+    for (let k = 0; k < conversations[0].length; k++)
+      for (const calls of conversations) {
+        const messages = structuredClone(calls[k]);
+        messages[0].content += ` (${MARKER})`;
+        bodies.push({ messages });
+      }
+  }
   return bodies;
 }
 
@@ -61,10 +69,15 @@ export const BODIES = {
       },
     ],
   },
-  // 64 agent conversations of 8 steps, each step resending the tool results so far, and 64 chats
-  // of 8 turns, each turn checked before and after its answer (conversations.mjs).
-  agent: stepwise((c, label) => agentCalls(c, 8, label, true), 64),
-  chat: stepwise((c, label) => chatCalls(c, 8, label), 64),
+  // 4 sets of 64 agent conversations of 8 steps, each step resending the tool results so far
+  // (2,048 calls), and 4 sets of 64 chats of 8 turns, each turn checked before and after its
+  // answer (4,096 calls): more than a 20-second run sends at these bodies' speed. Made when asked.
+  get agent() {
+    return stepwise((c, label) => agentCalls(c, 8, label, true), 64, 4);
+  },
+  get chat() {
+    return stepwise((c, label) => chatCalls(c, 8, label), 64, 4);
+  },
 };
 
 /** `auto` picks wrk when it is on PATH, else autocannon (a dev dependency). */
@@ -112,6 +125,7 @@ export function loadRunner({ tool, body, key, dir, pin = false, exactLatency = f
   // again and again would be answered from that memory, flattering every number here.
   const templates = (Array.isArray(body) ? body : [body]).map((b) => JSON.stringify(withMarker(b)));
   let sent = 0;
+  let wrkRuns = 0;
   const nextBody = () => {
     const template = templates[sent % templates.length];
     const round = Math.floor(sent / templates.length);
@@ -125,9 +139,10 @@ export function loadRunner({ tool, body, key, dir, pin = false, exactLatency = f
       lua,
       `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nwrk.headers["authorization"] = "Bearer ${key}"\n` +
         `local templates = {${templates.map((t) => JSON.stringify(t)).join(', ')}}\nlocal n = 0\n` +
-        // Each wrk thread has its own Lua state and counter: `tid` keeps their rounds apart.
-        `local threads = 0\nfunction setup(thread)\n  thread:set("tid", threads)\n  threads = threads + 1\nend\n` +
-        `request = function()\n  local template = templates[(n % #templates) + 1]\n  local round = tostring(tid) .. "t" .. tostring(math.floor(n / #templates))\n  n = n + 1\n  local b = string.gsub(template, "${MARKER}", tostring(n) .. "-" .. tostring(math.random(1000000000)))\n  b = string.gsub(b, "${ROUND}", round)\n  return wrk.format(nil, nil, nil, b)\nend\n`,
+        // Each wrk run starts new Lua states, one per thread, each counting from 0: the run's
+        // number and the thread's keep every request's marker and every round's tags apart.
+        `local run = "${++wrkRuns}"\nlocal threads = 0\nfunction setup(thread)\n  thread:set("tid", threads)\n  threads = threads + 1\nend\n` +
+        `request = function()\n  local template = templates[(n % #templates) + 1]\n  local tag = run .. "r" .. tostring(tid) .. "t"\n  local round = tag .. tostring(math.floor(n / #templates))\n  n = n + 1\n  local b = string.gsub(template, "${MARKER}", tag .. tostring(n))\n  b = string.gsub(b, "${ROUND}", round)\n  return wrk.format(nil, nil, nil, b)\nend\n`,
     );
     const args = [
       '-t',

@@ -6,6 +6,9 @@
 //   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|requests|conversation|agent|chat] [--pin]
 //                            [--no-ceiling] [--policy default|keywords]
 //
+// --body agent|chat: conversations (conversations.mjs) with the encoder's cache as the server is
+// set (GUARD_ENCODER_CACHE); the other bodies run with it off unless GUARD_ENCODER_CACHE is set.
+//
 // --policy keywords first creates a policy with 200 keywords and 3 regexes (block) and names it in
 // every request; default sends no policy (the preset Basic Content Safety).
 //
@@ -36,6 +39,7 @@ const { values } = parseArgs({
   },
 });
 
+const CONVERSATIONS = ['agent', 'chat'];
 let body = BODIES[values.body];
 if (!body) throw new Error(`--body must be one of ${Object.keys(BODIES).join(', ')}`);
 if (!['default', 'keywords'].includes(values.policy))
@@ -60,6 +64,13 @@ const { child: server, value: port } = await startProcess({
     GUARD_BOOTSTRAP_ADMIN_KEY: key,
     GUARD_ACCESS_LOG: values['access-log'] ? 'true' : 'false',
     GUARD_LOG_LEVEL: process.env.GUARD_LOG_LEVEL ?? 'info',
+    // The single-request bodies repeat part of their text on every request (the opening windows
+    // of 1kb, the request of conversation): the encoder's cache would answer it, which traffic of
+    // distinct requests does not get, so it is off for them unless set. agent and chat resend
+    // what real conversations resend: the server's own setting.
+    ...(CONVERSATIONS.includes(values.body)
+      ? {}
+      : { GUARD_ENCODER_CACHE: process.env.GUARD_ENCODER_CACHE ?? '0' }),
   },
   logFile: path.join(dataDir, 'server.log'),
   ready: (line) => (line.includes('"guard listening"') ? JSON.parse(line).port : undefined),

@@ -147,7 +147,13 @@ async function drive(score, nextRequest, seconds) {
 
 if (values['floor-child']) {
   const { createServingEngine } = await import('@guard/scoring/pool/serving-engine');
-  const scoring = createServingEngine({ threads: 0, timeoutMs: 10_000, inlineChars: 4000 });
+  // Without the encoder's cache, as the scorer below: sizing is for texts never seen before.
+  const scoring = createServingEngine({
+    threads: 0,
+    timeoutMs: 10_000,
+    inlineChars: 4000,
+    encoder: { mode: 'cascade', threads: 1, cache: 0 },
+  });
   const score = (req) => scoring.engine.score(req);
   const seed = Number(process.env.BENCH_SEED);
   if (WARMUP > 0) await drive(score, await requestFactory(seed + 1000), WARMUP);
@@ -242,6 +248,8 @@ async function startScorer(name, stream, threads, tracing) {
       GUARD_SCORE_REQUEST_STREAM: stream,
       GUARD_SCORE_THREADS: String(threads),
       ...(threads > 0 ? { GUARD_SCORE_INLINE_CHARS: '0' } : {}),
+      // Its requests are distinct texts; the cache off keeps the numbers those of new texts.
+      GUARD_ENCODER_CACHE: '0',
       ...(tracing ? {} : { OTEL_SDK_DISABLED: 'true' }),
       PORT: '0',
       HOST: '127.0.0.1',
