@@ -1,6 +1,6 @@
 import { presetScoreFields } from '@guard/testing/score-request';
 import { describe, expect, it } from 'vitest';
-import { createDefaultEngine } from './default-engine.js';
+import { createDefaultEngine, encoderCacheBuffer } from './default-engine.js';
 import type { ScoreMessage, ScoreRequest, ScoreRule } from './engine-types.js';
 
 /** The whole engine with the trained detectors on a few clear cases (no doubles). */
@@ -205,6 +205,21 @@ describe("createDefaultEngine: the encoder's cache", () => {
       // time the call takes, that someone sent this text.
       expect(await call('org-b')).toEqual(first);
       expect(cached.encoderCacheStats()?.reads).toBe(2 * reads);
+      // An engine given the same table (as a process's scoring threads are) finds what this one
+      // read, in the same scope.
+      const buffer = encoderCacheBuffer(64);
+      expect(buffer).not.toBeNull();
+      const [one, two] = [1, 2].map(() =>
+        createDefaultEngine({ encoder: { mode: 'cascade', cacheBuffer: buffer! } }),
+      );
+      try {
+        await one!.score({ ...req(PERSONA), cache_scope: 'org-a' });
+        expect(await two!.score({ ...req(PERSONA), cache_scope: 'org-a' })).toEqual(first);
+        expect(two!.encoderCacheStats()).toMatchObject({ reads: 0 });
+        expect(two!.encoderCacheStats()?.hits).toBeGreaterThan(0);
+      } finally {
+        await Promise.all([one!.close(), two!.close()]);
+      }
       // And every result equals that of an engine without the cache.
       const uncached = createDefaultEngine({ encoder: { mode: 'cascade', cache: 0 } });
       try {
