@@ -1,7 +1,7 @@
 // Conversations as traffic sends them, generated from a seed (ordinary English, no attack in it),
 // for bench:conversations (in process) and bench:monitor --body agent|chat (over HTTP):
 // - agent: a system prompt, a task, then steps; step k sends the task and the k tool results so
-//   far (search results, a JSON record or a source file of 0.8-2 KB each), as agent frameworks
+//   far (search results, a JSON record or a source file of 0.6-2 KB each), as agent frameworks
 //   resend them on every call;
 // - chat: turns with an assistant; turn k is checked before the model answers (the history and
 //   the new question) and after (the same and the answer), as protected completions check it.
