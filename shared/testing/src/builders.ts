@@ -6,7 +6,21 @@ import {
   type Org,
   type Policy,
   type PolicyVersion,
+  type Principal,
 } from '@guard/domain';
+
+/** The caller of a domain function: an admin key of a standard organization. */
+export function aPrincipal(over: Partial<Principal> = {}): Principal {
+  return {
+    org_id: 'o',
+    org_kind: 'standard',
+    user_id: 'u',
+    key_id: 'k',
+    role: 'admin',
+    staff: false,
+    ...over,
+  };
+}
 
 export function anOrg(over: Partial<Org> = {}): Org {
   return {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Activity, Principal } from '../types.js';
+import { aPrincipal } from '@guard/testing/builders';
+import { createIdGenerator, idTime } from '@guard/platform';
+import type { Activity } from '../types.js';
 import type { ActivitySink, OrgStore, PolicyStore } from '../ports.js';
 import type { ScoreClient, ScoreRequest, ScoreResult } from '../scoring/score-contract.js';
 import { errorScoreResult } from '../scoring/score-contract.js';
@@ -40,14 +42,7 @@ function deps(recorded: Activity[]): CompletionDeps {
   };
 }
 
-const principal: Principal = {
-  org_id: 'o',
-  org_kind: 'standard',
-  user_id: 'u',
-  key_id: 'k',
-  role: 'admin',
-  staff: false,
-};
+const principal = aPrincipal();
 
 function answer(over: Partial<CanonicalResponse>): CanonicalResponse {
   return {
@@ -62,9 +57,9 @@ function answer(over: Partial<CanonicalResponse>): CanonicalResponse {
   };
 }
 
-async function call(response: CanonicalResponse) {
+async function call(response: CanonicalResponse, over: Partial<CompletionDeps> = {}) {
   const recorded: Activity[] = [];
-  const outcome = await protectCompletion(deps(recorded), principal, {
+  const outcome = await protectCompletion({ ...deps(recorded), ...over }, principal, {
     endpoint: 'messages',
     model: 'm',
     stream: false,
@@ -76,6 +71,15 @@ async function call(response: CanonicalResponse) {
 }
 
 describe('protectCompletion: non-streamed answers', () => {
+  it("records the activity with created_at the time in its id (export's bounds are id bounds)", async () => {
+    // A clock far from the real one: an id taken from the real clock would differ by days.
+    const at = new Date('2025-03-04T05:06:07.089Z');
+    const { recorded } = await call(answer({}), { newId: createIdGenerator(), now: () => at });
+    const [a] = recorded as [Activity];
+    expect(a.created_at).toBe(at.toISOString());
+    expect(idTime(a.id).toISOString()).toBe(a.created_at);
+  });
+
   it('passes a clean answer and records one activity', async () => {
     const { outcome, recorded } = await call(answer({}));
     expect(outcome.kind === 'json' && outcome.blocked).toBe(false);

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { aPrincipal } from '@guard/testing/builders';
 import { createIdGenerator, idTime } from '@guard/platform';
 // Imported by path: the package index also loads the SQLite, Kafka and Temporal code.
 import { MemoryOrgStore } from '@guard/adapters/memory/memory-org-store';
 import { MemoryPolicyStore } from '@guard/adapters/memory/memory-policy-store';
-import type { Activity, Principal } from '../types.js';
+import type { Activity } from '../types.js';
 import type { ActivitySink } from '../ports.js';
 import type { ScoreClient } from '../scoring/score-contract.js';
 import { errorScoreResult } from '../scoring/score-contract.js';
-import { protectCompletion } from '../completions/protect-completion.js';
 import { monitor, type MonitorDeps } from './monitor.js';
 
 /**
@@ -16,14 +16,7 @@ import { monitor, type MonitorDeps } from './monitor.js';
  * real one: an id taken from the real clock instead would differ by days, not by the odd
  * millisecond that made the HTTP export test fail now and then.
  */
-const principal: Principal = {
-  org_id: 'o',
-  org_kind: 'standard',
-  user_id: 'u',
-  key_id: 'k',
-  role: 'admin',
-  staff: false,
-};
+const principal = aPrincipal();
 
 const clean: ScoreClient = {
   score: async (request) => ({
@@ -54,47 +47,12 @@ function deps(recorded: Activity[], at: Date): MonitorDeps {
 const at = new Date('2025-03-04T05:06:07.089Z');
 
 describe("an activity's created_at is the time in its id", () => {
+  // Protected completions: protect-completion.test.ts.
   it('for /guard/monitor', async () => {
     const recorded: Activity[] = [];
     const out = await monitor(deps(recorded, at), principal, { text: 'hello' });
     expect(recorded).toHaveLength(1);
     expect(recorded[0]?.created_at).toBe(at.toISOString());
     expect(idTime(out.response.activity_id).toISOString()).toBe(at.toISOString());
-  });
-
-  it('for protected completions', async () => {
-    const recorded: Activity[] = [];
-    await protectCompletion(
-      {
-        ...deps(recorded, at),
-        stream: { mode: 'window', windowChars: 100, overlapChars: 20 },
-        outputContextChars: 100,
-      },
-      principal,
-      {
-        endpoint: 'messages',
-        model: 'm',
-        stream: false,
-        messages: [{ role: 'user', content: 'hello' }],
-        callModel: async () => ({
-          kind: 'json',
-          response: {
-            id: 'r',
-            model: 'm',
-            created: 1,
-            text: 'A clean answer.',
-            tool_calls: [],
-            finish: 'stop',
-            usage: null,
-          },
-          raw: {},
-        }),
-        signal: new AbortController().signal,
-      },
-    );
-    expect(recorded).toHaveLength(1);
-    const [a] = recorded as [Activity];
-    expect(a.created_at).toBe(at.toISOString());
-    expect(idTime(a.id).toISOString()).toBe(a.created_at);
   });
 });
