@@ -6,8 +6,8 @@
 // - chat: turns with an assistant; turn k is checked before the model answers (the history and
 //   the new question) and after (the same and the answer), as protected completions check it.
 // `label` goes into the texts of the conversation (ids, paths, URLs, every turn and every line of
-// code), so that conversations of other labels share no tool result or turn with it; conversations
-// of other seeds are made of other sentences (drawn from 24 ordinary ones, ordinary-requests.mjs).
+// code), so that conversations of other labels share no tool result or turn with it (their
+// sentences come from the same 24 ordinary ones, ordinary-requests.mjs, in other orders).
 import { SENTENCES, seeded } from './ordinary-requests.mjs';
 
 /**

@@ -27,6 +27,9 @@ const envelope = {
 describe('score request envelope', () => {
   it('reads a current envelope, trace context included', () => {
     expect(parseScoreEnvelope(JSON.stringify(envelope))).toEqual({ kind: 'ok', envelope });
+    // The scope of what the scorer remembers travels with the request.
+    const scoped = { ...envelope, request: { ...request, cache_scope: 'org-a' } };
+    expect(parseScoreEnvelope(JSON.stringify(scoped))).toEqual({ kind: 'ok', envelope: scoped });
     const { trace: _trace, ...untraced } = envelope;
     expect(ScoreRequestEnvelope.parse(untraced)).toEqual(untraced);
   });

@@ -6,9 +6,11 @@
  * (role, text) the same every time (one text per run, the same weights), so a remembered output
  * is exactly the one a new read would give: the verdicts do not change, only the cost.
  *
- * Outputs live in a SharedOutputTable keyed by a SHA-256 digest of the role and text, so the cache
- * holds no request text; given the table's buffer, every engine of a process (the request
- * thread's and each scoring thread's) shares it.
+ * Outputs live in a SharedOutputTable keyed by a SHA-256 digest of the request's scope (its
+ * organization), the role and the text, so the cache holds no request text and one organization
+ * never finds another's; given the table's buffer, every engine of a process (the request
+ * thread's and each scoring thread's) shares it. The outputs must be float32 numbers, as the ONNX
+ * encoder's are: the table keeps them at that precision.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';

@@ -3,8 +3,8 @@
  * and each scoring thread's), so that a text one thread read is not read again by another. A
  * SharedArrayBuffer travels to worker threads in `workerData` without being copied.
  *
- * The table is direct-mapped: a text's key (the first 16 bytes of a SHA-256 digest of its role and
- * text) picks its slot, and a new text overwrites whatever held that slot. Each slot is guarded by
+ * The table is direct-mapped: a text's key (the first 16 bytes of a SHA-256 digest of its scope,
+ * role and text: cached-encoder.ts) picks its slot, and a new text overwrites whatever held that slot. Each slot is guarded by
  * a version word (a seqlock): a writer makes it odd (taking the slot with compareExchange, so two
  * writers never mix), writes, and makes it even again; a reader copies the slot and keeps the copy
  * only if the version was even and unchanged around the copy. Every word is read and written with
@@ -92,10 +92,13 @@ export class SharedOutputTable {
     Atomics.store(this.words, at, (v + 2) | 0 || 2);
   }
 
-  /** Slots holding an output. */
+  /** Slots holding an output (not those never written, being written or left mid-write). */
   used(): number {
     let n = 0;
-    for (let at = 0; at < this.words.length; at += this.slot) if (this.words[at] !== 0) n++;
+    for (let at = 0; at < this.words.length; at += this.slot) {
+      const v = Atomics.load(this.words, at);
+      if (v !== 0 && v % 2 === 0) n++;
+    }
     return n;
   }
 }

@@ -61,6 +61,16 @@ describe('compiled policies', () => {
     const byContent = compile(request());
     expect(compile(request())).toBe(byContent);
     expect(compile(request({ scanners_config: { keywords: ['other'] } }))).not.toBe(byContent);
+    // Rules sent with the request are the caller's text: another scope (organization) never gets
+    // what was compiled, and read by the encoder, for them.
+    const orgA = compile(request({ cache_scope: 'org-a' }));
+    expect(compile(request({ cache_scope: 'org-a' }))).toBe(orgA);
+    expect(compile(request({ cache_scope: 'org-b' }))).not.toBe(orgA);
+    expect(orgA).not.toBe(byContent);
+    // A stored policy's revision names it alone: the same compiled policy for any scope.
+    expect(
+      compile(request({ policy_revision: 'p1@2026-11-25T00:00:00.000Z', cache_scope: 'org-a' })),
+    ).toBe(byRevision);
   });
 
   it('drop the least recently used beyond their bound', () => {

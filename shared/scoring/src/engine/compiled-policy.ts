@@ -45,10 +45,13 @@ export type PolicyCompiler = (request: ScoreRequest) => CompiledPolicy;
 export function createPolicyCompiler(max = 1024): PolicyCompiler {
   const cache = new LRUCache<string, CompiledPolicy>({ max });
   return (request) => {
+    // Rules given with the request are the caller's own text: compiled (and their embeddings,
+    // kept with the compiled rules, apply-encoder.ts) per scope, so that another organization
+    // sending the same rules finds nothing read for it. A stored policy's revision names it alone.
     const key =
       request.policy_revision !== undefined
         ? `revision\u0000${request.policy_revision}`
-        : `content\u0000${JSON.stringify([request.rules, request.scanners_config])}`;
+        : `content\u0000${request.cache_scope ?? ''}\u0000${JSON.stringify([request.rules, request.scanners_config])}`;
     let compiled = cache.get(key);
     if (!compiled) {
       compiled = compilePolicy(request);

@@ -194,9 +194,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   return {
     // What the encoder remembers of this request's texts stays in its scope (cached-encoder.ts).
     score: (request, signal) =>
-      request.cache_scope === undefined
-        ? score(request, signal)
-        : encoderCacheScope.run(request.cache_scope, () => score(request, signal)),
+      encoderCacheScope.run(request.cache_scope ?? '', () => score(request, signal)),
     scoreSync,
   };
 }
