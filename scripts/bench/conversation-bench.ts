@@ -5,8 +5,10 @@
  *
  *   npm run bench:conversations [-- --conversations 24] [--steps 8] [--entries 4096]
  *
- * Two kinds of traffic (conversations.mjs): an agent's steps, each resending the tool results so
- * far, and a chat's turns, each checked before and after the answer.
+ * Three kinds of traffic (conversations.mjs): an agent's steps, each resending the tool results so
+ * far; a chat's turns, each checked before and after the answer; and protected completions of
+ * requests in Vietnamese (read by the multilingual reader, whose cache this measures too), each
+ * checked before and with its answer.
  * Each conversation is scored by both engines in turn, each first every other time (so drift of a
  * shared machine, and what one warms for the other, hit both alike),
  * every step after the one before, as a conversation's calls come. Prints, per kind and engine,
@@ -18,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createDefaultEngine, type ScoreRequest, type ScoreResult } from '@guard/scoring';
 import { presetScoreFields } from '@guard/testing/score-request';
-import { agentCalls, chatCalls } from './conversations.mjs';
+import { agentCalls, chatCalls, completionCalls } from './conversations.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -36,6 +38,7 @@ if (!(CONVERSATIONS > 0 && STEPS > 0 && ENTRIES > 0))
 type Messages = ScoreRequest['messages'];
 const agent = (c: number) => agentCalls(c, STEPS) as Messages[];
 const chat = (c: number) => chatCalls(c, STEPS) as Messages[];
+const completions = (c: number) => completionCalls(c, STEPS) as Messages[];
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
@@ -65,6 +68,7 @@ console.log(
 for (const [kind, make] of [
   ['agent (tool results resent each step)', agent],
   ['chat (checked before and after each answer)', chat],
+  ['completions in Vietnamese (each request checked before and with its answer)', completions],
 ] as const) {
   const ms: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   const byStep: Record<string, number[][]> = Object.fromEntries(names.map((n) => [n, []]));

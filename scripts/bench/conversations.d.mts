@@ -16,3 +16,4 @@ export function agentCalls(
   wire?: boolean,
 ): BenchMessage[][];
 export function chatCalls(seed: number, turns: number, label?: string): BenchMessage[][];
+export function completionCalls(seed: number, count: number, label?: string): BenchMessage[][];

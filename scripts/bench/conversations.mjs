@@ -141,3 +141,33 @@ export function chatCalls(seed, turns, label = String(seed)) {
   }
   return calls;
 }
+
+/** Ordinary requests in Vietnamese, hand-written: what the multilingual reader reads. */
+const VIETNAMESE = [
+  'Làm thế nào để nấu phở bò ngon tại nhà cho sáu người?',
+  'Tôi nên mang gì khi đi bộ đường dài ở Sa Pa vào tháng mười?',
+  'Bạn có thể giải thích lãi kép bằng một ví dụ đơn giản không?',
+  'Hãy gợi ý ba món quà sinh nhật cho bé gái bảy tuổi thích khủng long.',
+  'Viết giúp tôi một email lịch sự gửi chủ nhà về chiếc máy sưởi bị hỏng.',
+  'Những loại rau nào có thể trồng trên ban công nhỏ vào mùa thu?',
+  'Tóm tắt nguyên nhân chính của Cách mạng Pháp trong năm gạch đầu dòng.',
+  'Làm sao để chuẩn bị cho cuộc chạy 10 km trong tám tuần?',
+];
+
+/**
+ * The checks of `count` protected completions in Vietnamese (request `label`-i): each request
+ * checked before the model answers, then with its answer, as protected completions check it.
+ */
+export function completionCalls(seed, count, label = String(seed)) {
+  const next = seeded(3000 + seed);
+  const calls = [];
+  for (let i = 0; i < count; i++) {
+    const question = `${VIETNAMESE[Math.floor(next() * VIETNAMESE.length)]} [${label}-${i}]`;
+    calls.push([{ role: 'user', content: question }]);
+    calls.push([
+      { role: 'user', content: question },
+      { role: 'assistant', content: `Đây là vài gợi ý hữu ích cho bạn [${label}-${i}].` },
+    ]);
+  }
+  return calls;
+}

@@ -25,6 +25,7 @@ import {
   type CachedEncoder,
   type EncoderCacheStats,
 } from './encoder/cached-encoder.js';
+import { cachedReader, createReaderBuffer } from './multilingual/cached-reader.js';
 import { createOutputBuffer } from './encoder/shared-output-table.js';
 
 /** Texts whose encoder outputs are remembered unless told otherwise (about 6.5 MB). */
@@ -67,6 +68,8 @@ export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detector
      * of `cache` entries of the engine's own.
      */
     cacheBuffer?: SharedArrayBuffer;
+    /** The same for the multilingual reader's cache (`multilingualCacheBuffer`). */
+    multilingualCacheBuffer?: SharedArrayBuffer;
     dir?: string;
     /** The multilingual reader, when its weights are installed (default true). */
     multilingual?: boolean;
@@ -151,9 +154,12 @@ function multilingualStage(options: DefaultEngineOptions['encoder']): {
             throw new Error(
               `not installed (npm run fetch:multilingual writes ${missing.join(', ')})`,
             );
-          return isMainThread && multilingualPoolAvailable()
-            ? createMultilingualPool({ threads: options?.threads ?? 1, dir, manifest })
-            : createOnnxMultilingualReader(dir);
+          const reader =
+            isMainThread && multilingualPoolAvailable()
+              ? createMultilingualPool({ threads: options?.threads ?? 1, dir, manifest })
+              : await createOnnxMultilingualReader(dir);
+          const cache = options?.multilingualCacheBuffer ?? options?.cache ?? DEFAULT_ENCODER_CACHE;
+          return cache ? cachedReader(reader, cache) : reader;
         })()),
     },
     close: async () => {
@@ -173,6 +179,19 @@ export function encoderCacheBuffer(
 ): SharedArrayBuffer | null {
   if (entries <= 0 || !existsSync(path.join(dir, 'encoder.json'))) return null;
   return createOutputBuffer(entries, loadEncoderManifest(dir));
+}
+
+/**
+ * A table for the multilingual reader's cache, shared as `encoderCacheBuffer`'s is; null when
+ * `entries` is 0 or the reader has no harm head here.
+ */
+export function multilingualCacheBuffer(
+  entries: number = DEFAULT_ENCODER_CACHE,
+  dir: string = defaultMultilingualDir(),
+): SharedArrayBuffer | null {
+  if (entries <= 0 || !existsSync(path.join(dir, 'multilingual.json'))) return null;
+  const manifest = loadMultilingualManifest(dir);
+  return manifest.harm ? createReaderBuffer(entries, manifest) : null;
 }
 
 export function createDefaultEngine(options: DefaultEngineOptions = {}): DefaultEngine {

@@ -37,18 +37,55 @@ export interface CachedEncoder extends Encoder {
  */
 export const encoderCacheScope = new AsyncLocalStorage<string>();
 
-/** The table's key of an item: the first 16 bytes of SHA-256(scope, NUL, role, NUL, text). */
-function keyOf(item: EncoderItem): Int32Array {
+/**
+ * The table's key of a text read by the model `kind` (the encoder's role, or another model's
+ * name): the first 16 bytes of SHA-256(scope, NUL, kind, NUL, text).
+ */
+export function cacheKey(kind: string, text: string): Int32Array {
   const digest = createHash('sha256')
     .update(encoderCacheScope.getStore() ?? '')
     .update('\0')
-    .update(item.role)
+    .update(kind)
     .update('\0')
-    .update(item.text)
+    .update(text)
     .digest();
   const key = new Int32Array(4);
   new Uint8Array(key.buffer).set(digest.subarray(0, 16));
   return key;
+}
+
+/**
+ * The outputs for `keys`, in their order: those `table` holds, and the rest read by `read` (given
+ * the positions to read, each distinct key once, in one call) and stored. `reads`: how many were
+ * read. Nothing is stored when `read` fails.
+ */
+export async function readThroughTable(
+  table: SharedOutputTable,
+  keys: readonly Int32Array[],
+  read: (positions: number[]) => Promise<EncoderOutput[]>,
+): Promise<{ outs: EncoderOutput[]; reads: number }> {
+  const found = keys.map((k) => table.get(k));
+  const id = (k: Int32Array) => k.join(',');
+  const missing = new Map<string, number>();
+  keys.forEach((key, i) => {
+    if (!found[i] && !missing.has(id(key))) missing.set(id(key), i);
+  });
+  const fresh = new Map<string, EncoderOutput>();
+  if (missing.size > 0) {
+    const positions = [...missing.values()];
+    const out = await read(positions);
+    if (out.length !== positions.length)
+      throw new Error('the model answered for fewer texts than asked');
+    positions.forEach((p, i) => {
+      const key = keys[p] as Int32Array;
+      fresh.set(id(key), out[i] as EncoderOutput);
+      table.set(key, out[i] as EncoderOutput);
+    });
+  }
+  return {
+    outs: keys.map((k, i) => found[i] ?? (fresh.get(id(k)) as EncoderOutput)),
+    reads: missing.size,
+  };
 }
 
 /**
@@ -67,32 +104,16 @@ export function cachedEncoder(inner: Encoder, buffer: SharedArrayBuffer | number
   return {
     manifest: inner.manifest,
     async encode(items, signal) {
-      const keys = items.map(keyOf);
-      const found = keys.map((k) => table.get(k));
-      const missing = new Map<string, { item: EncoderItem; key: Int32Array }>();
-      const id = (k: Int32Array) => k.join(',');
-      keys.forEach((key, i) => {
-        if (!found[i] && !missing.has(id(key)))
-          missing.set(id(key), { item: items[i] as EncoderItem, key });
-      });
-      const fresh = new Map<string, EncoderOutput>();
-      if (missing.size > 0) {
-        const wanted = [...missing.values()];
-        const out = await inner.encode(
-          wanted.map((w) => w.item),
+      const keys = items.map((item) => cacheKey(item.role, item.text));
+      const { outs, reads: read } = await readThroughTable(table, keys, (positions) =>
+        inner.encode(
+          positions.map((p) => items[p] as EncoderItem),
           signal,
-        );
-        if (out.length !== wanted.length)
-          throw new Error('encoder answered for fewer texts than asked');
-        wanted.forEach((w, i) => {
-          const o = out[i] as EncoderOutput;
-          fresh.set(id(w.key), o);
-          table.set(w.key, o);
-        });
-      }
-      hits += items.length - missing.size;
-      reads += missing.size;
-      return keys.map((k, i) => found[i] ?? (fresh.get(id(k)) as EncoderOutput));
+        ),
+      );
+      hits += items.length - read;
+      reads += read;
+      return outs;
     },
     stats: () => ({ hits, reads, entries: table.used() }),
     close: () => inner.close(),

@@ -1,6 +1,7 @@
 import {
   createDefaultEngine,
   encoderCacheBuffer,
+  multilingualCacheBuffer,
   type DefaultEngineOptions,
 } from '../default-engine.js';
 import type { EncoderMode } from '../encoder/encoder.js';
@@ -44,13 +45,19 @@ export interface ServingEngine {
  */
 export function createServingEngine(options: ServingEngineOptions): ServingEngine {
   const j = options.judge;
-  // One table for the encoder's cache, shared by this thread's engine and the scoring threads'
-  // (a SharedArrayBuffer is shared with the threads, not copied): a text one of them read is not
-  // read again by another.
+  // One table for the encoder's cache and one for the multilingual reader's, shared by this
+  // thread's engine and the scoring threads' (a SharedArrayBuffer is shared with the threads, not
+  // copied): a text one of them read is not read again by another.
   const cacheBuffer = encoderCacheBuffer(options.encoder?.cache);
-  const encoder = cacheBuffer
-    ? { ...(options.encoder ?? { mode: 'cascade' as const }), cacheBuffer }
-    : options.encoder;
+  const readerBuffer = multilingualCacheBuffer(options.encoder?.cache);
+  const encoder =
+    cacheBuffer || readerBuffer
+      ? {
+          ...(options.encoder ?? { mode: 'cascade' as const }),
+          ...(cacheBuffer ? { cacheBuffer } : {}),
+          ...(readerBuffer ? { multilingualCacheBuffer: readerBuffer } : {}),
+        }
+      : options.encoder;
   // Plain data (and the shared table): copied to the threads, which build their own engine from it.
   const engineOptions: DefaultEngineOptions = {
     ...(j
