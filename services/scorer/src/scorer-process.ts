@@ -2,7 +2,7 @@ import { RedisScoreWorker } from '@guard/adapters/redis/redis-score-worker';
 import type { Lifecycle, Logger } from '@guard/platform';
 import { startHealthServer, type RunningHealthServer } from '@guard/platform/health-server';
 import { processMetrics, type GuardMetrics } from '@guard/platform/metrics';
-import { createServingEngine } from '@guard/scoring/pool/serving-engine';
+import { createServingEngine, meterCaches } from '@guard/scoring/pool/serving-engine';
 import type { ScorerConfig } from './config.js';
 
 export interface RunningScorer {
@@ -41,7 +41,10 @@ export async function startScorerProcess(
   });
 
   const metrics = config.metrics ? processMetrics() : null;
-  if (metrics) meterWorker(metrics, worker);
+  if (metrics) {
+    meterWorker(metrics, worker);
+    meterCaches(metrics, scoring.cacheStats);
+  }
   const health = await startHealthServer(worker, config.port, config.host, metrics);
   lifecycle.onClose('health server', health.close);
   logger.info({ url: health.url }, 'probes listening');

@@ -13,7 +13,11 @@ import {
   sqliteConfigChanges,
   type SqliteDb,
 } from '@guard/adapters';
-import { createServingEngine, type ServingEngine } from '@guard/scoring/pool/serving-engine';
+import {
+  createServingEngine,
+  meterCaches,
+  type ServingEngine,
+} from '@guard/scoring/pool/serving-engine';
 import type { ApiDeps } from '@guard/api';
 import { apiConfigOf } from '@guard/api/settings';
 import { Client as CassandraClient } from 'cassandra-driver';
@@ -173,6 +177,7 @@ export function buildEmbeddedDeps(config: StandaloneConfig, logger: Logger): Emb
     ready: async () => ping.get() !== undefined,
     metrics: config.metrics ? processMetrics() : null,
   };
+  if (api.metrics) meterCaches(api.metrics, scoring.cacheStats);
   return {
     db,
     api,

@@ -1,6 +1,6 @@
 import { presetScoreFields } from '@guard/testing/score-request';
 import { describe, expect, it } from 'vitest';
-import { createDefaultEngine, encoderCacheBuffer } from './default-engine.js';
+import { createDefaultEngine, encoderCacheTable } from './default-engine.js';
 import type { ScoreMessage, ScoreRequest, ScoreRule } from './engine-types.js';
 
 /** The whole engine with the trained detectors on a few clear cases (no doubles). */
@@ -207,8 +207,9 @@ describe("createDefaultEngine: the encoder's cache", () => {
       expect(cached.encoderCacheStats()?.reads).toBe(2 * reads);
       // An engine given the same table (as a process's scoring threads are) finds what this one
       // read, in the same scope.
-      const buffer = encoderCacheBuffer(64);
-      expect(buffer).not.toBeNull();
+      const table = encoderCacheTable(64);
+      expect(table).not.toBeNull();
+      const buffer = table?.buffer;
       const [one, two] = [1, 2].map(() =>
         createDefaultEngine({ encoder: { mode: 'cascade', cacheBuffer: buffer! } }),
       );
@@ -217,6 +218,11 @@ describe("createDefaultEngine: the encoder's cache", () => {
         expect(await two!.score({ ...req(PERSONA), cache_scope: 'org-a' })).toEqual(first);
         expect(two!.encoderCacheStats()).toMatchObject({ reads: 0 });
         expect(two!.encoderCacheStats()?.hits).toBeGreaterThan(0);
+        // The table's own counters add up both engines (what /metrics serves).
+        expect(table?.stats()).toMatchObject({
+          hits: two!.encoderCacheStats()?.hits,
+          reads: one!.encoderCacheStats()?.reads,
+        });
       } finally {
         await Promise.all([one!.close(), two!.close()]);
       }

@@ -25,8 +25,8 @@ import {
   type CachedEncoder,
   type EncoderCacheStats,
 } from './encoder/cached-encoder.js';
-import { cachedReader, createReaderBuffer } from './multilingual/cached-reader.js';
-import { createOutputBuffer } from './encoder/shared-output-table.js';
+import { cachedReader, createReaderBuffer, readerShape } from './multilingual/cached-reader.js';
+import { createOutputBuffer, SharedOutputTable } from './encoder/shared-output-table.js';
 
 /** Texts whose encoder outputs are remembered unless told otherwise (about 6.5 MB). */
 export const DEFAULT_ENCODER_CACHE = 4096;
@@ -64,7 +64,7 @@ export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detector
     cache?: number;
     /**
      * The table the cache keeps its outputs in, shared by the engines given the same buffer
-     * (`encoderCacheBuffer`; a process's request thread and scoring threads); instead of a table
+     * (`encoderCacheTable`; a process's request thread and scoring threads); instead of a table
      * of `cache` entries of the engine's own.
      */
     cacheBuffer?: SharedArrayBuffer;
@@ -170,28 +170,31 @@ function multilingualStage(options: DefaultEngineOptions['encoder']): {
 }
 
 /**
- * A table for the encoder's cache that engines share when each is given it (`cacheBuffer`): of
- * `entries` outputs of the encoder in `dir`; null when `entries` is 0 or the encoder is not there.
+ * A table for the encoder's cache that engines share when each is given its buffer
+ * (`cacheBuffer`), of `entries` outputs of the encoder in `dir`; its `stats()` count for them all.
+ * Null when `entries` is 0 or the encoder is not there.
  */
-export function encoderCacheBuffer(
+export function encoderCacheTable(
   entries: number = DEFAULT_ENCODER_CACHE,
   dir: string = defaultEncoderDir(),
-): SharedArrayBuffer | null {
+): SharedOutputTable | null {
   if (entries <= 0 || !existsSync(path.join(dir, 'encoder.json'))) return null;
-  return createOutputBuffer(entries, loadEncoderManifest(dir));
+  const manifest = loadEncoderManifest(dir);
+  return new SharedOutputTable(createOutputBuffer(entries, manifest), manifest);
 }
 
 /**
- * A table for the multilingual reader's cache, shared as `encoderCacheBuffer`'s is; null when
- * `entries` is 0 or the reader has no harm head here.
+ * The same for the multilingual reader's cache (`multilingualCacheBuffer`); null when `entries`
+ * is 0 or the reader has no harm head here.
  */
-export function multilingualCacheBuffer(
+export function multilingualCacheTable(
   entries: number = DEFAULT_ENCODER_CACHE,
   dir: string = defaultMultilingualDir(),
-): SharedArrayBuffer | null {
+): SharedOutputTable | null {
   if (entries <= 0 || !existsSync(path.join(dir, 'multilingual.json'))) return null;
   const manifest = loadMultilingualManifest(dir);
-  return manifest.harm ? createReaderBuffer(entries, manifest) : null;
+  if (!manifest.harm) return null;
+  return new SharedOutputTable(createReaderBuffer(entries, manifest), readerShape(manifest));
 }
 
 export function createDefaultEngine(options: DefaultEngineOptions = {}): DefaultEngine {

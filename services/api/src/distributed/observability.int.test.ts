@@ -297,6 +297,11 @@ describe('one trace from the API pod through Redis to the scorer and through Kaf
     expect(sample(scorer, 'guard_scorer_scored_total')).toBeGreaterThanOrEqual(1);
     expect(sample(scorer, 'guard_scorer_queue_depth')).toBeGreaterThanOrEqual(0);
     expect(sample(scorer, 'guard_scorer_queue_age_seconds')).toBeGreaterThanOrEqual(0);
+    // The traced prompt is read by the encoder (a jailbreak: the cascade sends it on).
+    expect(sample(scorer, 'guard_encoder_cache_reads_total')).toBeGreaterThanOrEqual(1);
+    expect(sample(scorer, 'guard_encoder_cache_entries')).toBeGreaterThanOrEqual(1);
+    declared(scorer, 'guard_encoder_cache_hits_total', 'counter');
+    declared(scorer, 'guard_multilingual_cache_reads_total', 'counter');
     declared(scorer, 'nodejs_eventloop_lag_seconds', 'gauge');
 
     const ingester = await scrape('guard-activity-ingester');

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { scriptedEncoder, testManifest } from '../testing/scripted-encoder.js';
 import type { EncoderItem, EncoderOutput } from './encoder.js';
 import { cachedEncoder, encoderCacheScope } from './cached-encoder.js';
-import { createOutputBuffer } from './shared-output-table.js';
+import { createOutputBuffer, SharedOutputTable } from './shared-output-table.js';
 
 /** Outputs that name what was read, so that a wrong order or a wrong entry shows. */
 const answer = (item: EncoderItem): EncoderOutput => ({
@@ -54,6 +54,11 @@ describe('cachedEncoder', () => {
     await cachedEncoder(a, buffer).encode([p('read by one')]);
     const out = await cachedEncoder(b, buffer).encode([p('read by one')]);
     expect(b.seen).toEqual([]);
+    // The table counts for both.
+    expect(new SharedOutputTable(buffer, testManifest()).stats()).toMatchObject({
+      hits: 1,
+      reads: 1,
+    });
     expect(out[0]?.probs).toEqual([11, 6, 0, 0]);
   });
 

@@ -82,6 +82,7 @@ export async function readThroughTable(
       table.set(key, out[i] as EncoderOutput);
     });
   }
+  table.count(keys.length - missing.size, missing.size);
   return {
     outs: keys.map((k, i) => found[i] ?? (fresh.get(id(k)) as EncoderOutput)),
     reads: missing.size,

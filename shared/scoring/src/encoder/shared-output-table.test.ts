@@ -26,13 +26,22 @@ describe('SharedOutputTable', () => {
     expect(t.used()).toBe(1);
   });
 
+  it('counts what every user of the buffer found and read', () => {
+    const buffer = createOutputBuffer(16, shape);
+    new SharedOutputTable(buffer, shape).count(3, 1);
+    new SharedOutputTable(buffer, shape).count(0, 2);
+    const t = new SharedOutputTable(buffer, shape);
+    t.set(key(5, 5, 5, 5), out(0.5));
+    expect(t.stats()).toEqual({ hits: 3, reads: 3, entries: 1 });
+  });
+
   it('skips an output of another shape, and refuses a buffer of another shape', () => {
     const t = new SharedOutputTable(createOutputBuffer(4, shape), shape);
     t.set(key(1, 1, 1, 1), { probs: [0.5], embedding: new Float32Array(384) });
     expect(t.used()).toBe(0);
     expect(
       () => new SharedOutputTable(createOutputBuffer(4, shape), { heads: ['a'], dims: 384 }),
-    ).toThrow(/does not hold whole slots/);
+    ).toThrow(/does not hold a header and whole slots/);
   });
 
   it('four threads writing and reading the same slots never read a torn or wrong output', async () => {

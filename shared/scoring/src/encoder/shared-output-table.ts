@@ -22,33 +22,67 @@ export type OutputShape = Pick<EncoderManifest, 'heads' | 'dims'>;
 
 const slotWords = (shape: OutputShape) => 1 + KEY_WORDS + shape.heads.length + shape.dims;
 
+/** Bytes before the slots: two 64-bit counters (texts found, texts read) for every thread. */
+const HEADER_BYTES = 16;
+
+/** What a table has answered, over every engine that shares it. */
+export interface TableStats {
+  /** Texts found in the table. */
+  hits: number;
+  /** Texts the model had to read. */
+  reads: number;
+  /** Slots holding an output. */
+  entries: number;
+}
+
 /** A buffer for `entries` outputs of this shape (about 1.6 KB each for the shipped encoder). */
 export function createOutputBuffer(entries: number, shape: OutputShape): SharedArrayBuffer {
   const n = Math.max(1, Math.floor(entries));
-  return new SharedArrayBuffer(n * slotWords(shape) * 4);
+  return new SharedArrayBuffer(HEADER_BYTES + n * slotWords(shape) * 4);
 }
 
 export class SharedOutputTable {
   private readonly words: Int32Array;
+  private readonly counters: BigInt64Array;
   private readonly slot: number;
   private readonly heads: number;
   private readonly dims: number;
   readonly entries: number;
 
-  constructor(buffer: SharedArrayBuffer, shape: OutputShape) {
+  constructor(
+    readonly buffer: SharedArrayBuffer,
+    shape: OutputShape,
+  ) {
     this.heads = shape.heads.length;
     this.dims = shape.dims;
     this.slot = slotWords(shape);
-    if (buffer.byteLength % (this.slot * 4) !== 0 || buffer.byteLength === 0)
+    const slots = buffer.byteLength - HEADER_BYTES;
+    if (slots <= 0 || slots % (this.slot * 4) !== 0)
       throw new Error(
-        `encoder cache buffer of ${buffer.byteLength} bytes does not hold whole slots of ${this.slot * 4} bytes (${this.heads} heads, ${this.dims} dimensions)`,
+        `encoder cache buffer of ${buffer.byteLength} bytes does not hold a header and whole slots of ${this.slot * 4} bytes (${this.heads} heads, ${this.dims} dimensions)`,
       );
-    this.words = new Int32Array(buffer);
-    this.entries = buffer.byteLength / (this.slot * 4);
+    this.counters = new BigInt64Array(buffer, 0, 2);
+    this.words = new Int32Array(buffer, HEADER_BYTES);
+    this.entries = slots / (this.slot * 4);
   }
 
   private base(key: Int32Array): number {
     return (((key[0] as number) >>> 0) % this.entries) * this.slot;
+  }
+
+  /** Adds to the counters every engine sharing the table sees (`stats`). */
+  count(hits: number, reads: number): void {
+    if (hits > 0) Atomics.add(this.counters, 0, BigInt(hits));
+    if (reads > 0) Atomics.add(this.counters, 1, BigInt(reads));
+  }
+
+  /** Texts found and read so far through this table, by any engine, and slots in use. */
+  stats(): TableStats {
+    return {
+      hits: Number(Atomics.load(this.counters, 0)),
+      reads: Number(Atomics.load(this.counters, 1)),
+      entries: this.used(),
+    };
   }
 
   get(key: Int32Array): EncoderOutput | undefined {
