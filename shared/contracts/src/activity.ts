@@ -20,7 +20,7 @@ export const ActivityRecord = z
     id: z
       .string()
       .regex(/^[0-9a-f]{24}$/)
-      .meta({ description: 'Time-ordered id, made when the call arrived' }),
+      .meta({ description: 'Time-ordered id, made when the decision was recorded' }),
     org_id: z.string(),
     created_at: IsoTimestamp.meta({
       description: 'When the decision was recorded: the time in the id, to the millisecond',

@@ -1,4 +1,3 @@
-import { idTime } from '@guard/platform';
 import { isAbortError } from './abort.js';
 import {
   type ReasoningMode,
@@ -22,7 +21,7 @@ import {
   type MonitorAnalysis,
   type MonitorDeps,
 } from '../monitor/monitor.js';
-import { buildActivity } from '../monitor/activity-record.js';
+import { buildActivity, newActivityId } from '../monitor/activity-record.js';
 import type {
   AnswerMeta,
   BlockedEnding,
@@ -194,12 +193,10 @@ export async function protectCompletion(
   }): Promise<GuardReport> => {
     // The id and time are taken when the call is recorded (at its end), not when it arrived: a
     // stream can last minutes, and export only pages up to a watermark of settled time.
-    const recordedAt = deps.now();
-    const activityId = deps.newId(recordedAt.getTime());
+    const activityId = newActivityId(deps);
     const activity: Activity = buildActivity({
       id: activityId,
       principal,
-      at: idTime(activityId),
       endpoint: input.endpoint,
       policy_id: policy.policy_id,
       policy_ids: policy.policy_ids,

@@ -1,12 +1,20 @@
+import { idTime } from '@guard/platform';
 import type { Activity, Principal } from '../types.js';
 import type { MonitorAnalysis } from './monitor.js';
 
+/**
+ * The id of an activity recorded now: made in the millisecond `now()` reads (ids sort by the time
+ * in them; export's `since` and `until` are bounds on it), which is its `created_at`.
+ */
+export function newActivityId(deps: { newId: (atMs?: number) => string; now: () => Date }): string {
+  return deps.newId(deps.now().getTime());
+}
+
 /** What one call decided, as both monitor and protected completions record it. */
 export interface ActivityFacts {
+  /** Made by newActivityId: its time is the record's `created_at`. */
   id: string;
   principal: Principal;
-  /** When the decision was recorded (the id's time): `created_at`. */
-  at: Date;
   /** `monitor`, `chat.completions`, `responses`, `messages`, `generate_content`. */
   endpoint: string;
   policy_id: string | null;
@@ -34,7 +42,10 @@ export function buildActivity(f: ActivityFacts): Activity {
   return {
     id: f.id,
     org_id: f.principal.org_id,
-    created_at: f.at.toISOString(),
+    // The id's own time, not a second reading of the clock: the two could fall in different
+    // milliseconds (or the id's be later, if the clock stepped back), and export's time bounds
+    // are bounds on ids.
+    created_at: idTime(f.id).toISOString(),
     endpoint: f.endpoint,
     policy_id: f.policy_id,
     policy_ids: f.policy_ids,

@@ -1,4 +1,4 @@
-import { idTime, isAppError } from '@guard/platform';
+import { isAppError } from '@guard/platform';
 import {
   errorScoreResult,
   type ReasoningMode,
@@ -24,7 +24,7 @@ import {
   type EffectivePolicy,
   type ScoringTerms,
 } from './resolve-policies.js';
-import { buildActivity } from './activity-record.js';
+import { buildActivity, newActivityId } from './activity-record.js';
 
 export interface MonitorDeps {
   policies: PolicyStore;
@@ -163,8 +163,7 @@ export async function monitor(
   const bypass = isBypass(input.metadata);
   // The id and time are taken when the decision is recorded: export pages by id below a watermark
   // of settled time, so the time between an id and its write must stay short.
-  const recordedAt = deps.now();
-  const activityId = deps.newId(recordedAt.getTime());
+  const activityId = newActivityId(deps);
   const response: MonitorResponse = {
     ...analysis,
     ...(bypass
@@ -189,9 +188,6 @@ export async function monitor(
   const activity = buildActivity({
     id: activityId,
     principal,
-    // The id's own time: the same as recordedAt, but later if the clock stepped back (ids stay
-    // in order), so that export's time bounds, which are id bounds, hold for created_at.
-    at: idTime(activityId),
     endpoint: 'monitor',
     policy_id: policy.policy_id,
     policy_ids: policy.policy_ids,
