@@ -25,11 +25,8 @@ import {
   type CachedEncoder,
   type EncoderCacheStats,
 } from './encoder/cached-encoder.js';
-import { cachedReader, createReaderBuffer, readerShape } from './multilingual/cached-reader.js';
-import { createOutputBuffer, SharedOutputTable } from './encoder/shared-output-table.js';
-
-/** Texts whose encoder outputs are remembered unless told otherwise (about 6.5 MB). */
-export const DEFAULT_ENCODER_CACHE = 4096;
+import { cachedReader, readerShape } from './multilingual/cached-reader.js';
+import { SharedOutputTable } from './encoder/shared-output-table.js';
 import { createMlDetectors } from './ml/index.js';
 import { wordPieceCounter } from './ml/ml-model.js';
 import type { MultilingualStage } from './engine/apply-multilingual.js';
@@ -45,6 +42,20 @@ import {
   missingMultilingualFiles,
   type MultilingualReader,
 } from './multilingual/reader.js';
+
+/** Texts whose encoder outputs are remembered unless told otherwise (about 6.5 MB). */
+export const DEFAULT_ENCODER_CACHE = 4096;
+
+/**
+ * Where a cache keeps its outputs: the table `buffer` shared with other engines, else a table of
+ * its own of `entries` outputs; null for none (`entries` 0).
+ */
+function cacheSource(
+  buffer: SharedArrayBuffer | undefined,
+  entries: number = DEFAULT_ENCODER_CACHE,
+): SharedArrayBuffer | number | null {
+  return buffer ?? (entries > 0 ? entries : null);
+}
 
 export interface DefaultEngineOptions extends Omit<LocalEngineOptions, 'detectors' | 'encoder'> {
   /** Load weights from here instead of the committed model directory. */
@@ -102,7 +113,7 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
   const manifest = loadEncoderManifest(dir);
   let loading: Promise<Encoder> | null = null;
   let cached: CachedEncoder | null = null;
-  const cacheEntries = options?.cache ?? DEFAULT_ENCODER_CACHE;
+  const cache = cacheSource(options?.cacheBuffer, options?.cache);
   const ml = options?.multilingual === false ? null : multilingualStage(options);
   return {
     stage: {
@@ -114,11 +125,7 @@ function encoderStage(options: DefaultEngineOptions['encoder']): {
           isMainThread && encoderPoolAvailable()
             ? Promise.resolve(createEncoderPool({ threads: options?.threads ?? 1, dir, manifest }))
             : createOnnxEncoder(dir)
-        ).then((e) =>
-          options?.cacheBuffer || cacheEntries > 0
-            ? (cached = cachedEncoder(e, options?.cacheBuffer ?? cacheEntries))
-            : e,
-        )),
+        ).then((e) => (cache === null ? e : (cached = cachedEncoder(e, cache))))),
       ...(ml ? { multilingual: ml.stage } : {}),
     },
     close: async () => {
@@ -158,8 +165,8 @@ function multilingualStage(options: DefaultEngineOptions['encoder']): {
             isMainThread && multilingualPoolAvailable()
               ? createMultilingualPool({ threads: options?.threads ?? 1, dir, manifest })
               : await createOnnxMultilingualReader(dir);
-          const cache = options?.multilingualCacheBuffer ?? options?.cache ?? DEFAULT_ENCODER_CACHE;
-          return cache ? cachedReader(reader, cache) : reader;
+          const cache = cacheSource(options?.multilingualCacheBuffer, options?.cache);
+          return cache === null ? reader : cachedReader(reader, cache);
         })()),
     },
     close: async () => {
@@ -179,8 +186,7 @@ export function encoderCacheTable(
   dir: string = defaultEncoderDir(),
 ): SharedOutputTable | null {
   if (entries <= 0 || !existsSync(path.join(dir, 'encoder.json'))) return null;
-  const manifest = loadEncoderManifest(dir);
-  return new SharedOutputTable(createOutputBuffer(entries, manifest), manifest);
+  return SharedOutputTable.create(entries, loadEncoderManifest(dir));
 }
 
 /**
@@ -194,7 +200,7 @@ export function multilingualCacheTable(
   if (entries <= 0 || !existsSync(path.join(dir, 'multilingual.json'))) return null;
   const manifest = loadMultilingualManifest(dir);
   if (!manifest.harm) return null;
-  return new SharedOutputTable(createReaderBuffer(entries, manifest), readerShape(manifest));
+  return SharedOutputTable.create(entries, readerShape(manifest));
 }
 
 export function createDefaultEngine(options: DefaultEngineOptions = {}): DefaultEngine {

@@ -15,7 +15,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Encoder, EncoderItem, EncoderOutput } from './encoder.js';
-import { createOutputBuffer, SharedOutputTable } from './shared-output-table.js';
+import { SharedOutputTable, type OutputShape } from './shared-output-table.js';
 
 export interface EncoderCacheStats {
   /** Texts this engine found in the cache. */
@@ -55,68 +55,81 @@ export function cacheKey(kind: string, text: string): Int32Array {
 }
 
 /**
- * The outputs for `keys`, in their order: those `table` holds, and the rest read by `read` (given
- * the positions to read, each distinct key once, in one call) and stored. `reads`: how many were
- * read. Nothing is stored when `read` fails.
+ * A model's outputs read through a SharedOutputTable, counting what this user of the table found
+ * and read (the table's own counters add up every user).
  */
-export async function readThroughTable(
-  table: SharedOutputTable,
-  keys: readonly Int32Array[],
-  read: (positions: number[]) => Promise<EncoderOutput[]>,
-): Promise<{ outs: EncoderOutput[]; reads: number }> {
-  const found = keys.map((k) => table.get(k));
-  const id = (k: Int32Array) => k.join(',');
-  const missing = new Map<string, number>();
-  keys.forEach((key, i) => {
-    if (!found[i] && !missing.has(id(key))) missing.set(id(key), i);
-  });
-  const fresh = new Map<string, EncoderOutput>();
-  if (missing.size > 0) {
-    const positions = [...missing.values()];
-    const out = await read(positions);
-    if (out.length !== positions.length)
-      throw new Error('the model answered for fewer texts than asked');
-    positions.forEach((p, i) => {
-      const key = keys[p] as Int32Array;
-      fresh.set(id(key), out[i] as EncoderOutput);
-      table.set(key, out[i] as EncoderOutput);
-    });
+export class OutputCache {
+  readonly table: SharedOutputTable;
+  private hits = 0;
+  private reads = 0;
+
+  /** `source`: a table's buffer, shared with the others given it, or the entries of its own. */
+  constructor(source: SharedArrayBuffer | number, shape: OutputShape) {
+    this.table =
+      typeof source === 'number'
+        ? SharedOutputTable.create(source, shape)
+        : new SharedOutputTable(source, shape);
   }
-  table.count(keys.length - missing.size, missing.size);
-  return {
-    outs: keys.map((k, i) => found[i] ?? (fresh.get(id(k)) as EncoderOutput)),
-    reads: missing.size,
-  };
+
+  /**
+   * The outputs for `keys`, in their order: those the table holds, and the rest read by `read`
+   * (given the positions to read, each distinct key once, in one call) and stored. Nothing is
+   * stored when `read` fails.
+   */
+  async outputs(
+    keys: readonly Int32Array[],
+    read: (positions: number[]) => Promise<EncoderOutput[]>,
+  ): Promise<EncoderOutput[]> {
+    const found = keys.map((k) => this.table.get(k));
+    const id = (k: Int32Array) => k.join(',');
+    const missing = new Map<string, number>();
+    keys.forEach((key, i) => {
+      if (!found[i] && !missing.has(id(key))) missing.set(id(key), i);
+    });
+    const fresh = new Map<string, EncoderOutput>();
+    if (missing.size > 0) {
+      const positions = [...missing.values()];
+      const out = await read(positions);
+      if (out.length !== positions.length)
+        throw new Error('the model answered for fewer texts than asked');
+      positions.forEach((p, i) => {
+        const key = keys[p] as Int32Array;
+        fresh.set(id(key), out[i] as EncoderOutput);
+        this.table.set(key, out[i] as EncoderOutput);
+      });
+    }
+    this.hits += keys.length - missing.size;
+    this.reads += missing.size;
+    this.table.count(keys.length - missing.size, missing.size);
+    return keys.map((k, i) => found[i] ?? (fresh.get(id(k)) as EncoderOutput));
+  }
+
+  /** Texts this user found in the table and had read. */
+  counts(): { hits: number; reads: number } {
+    return { hits: this.hits, reads: this.reads };
+  }
 }
 
 /**
- * `inner` with its outputs remembered in `buffer` (createOutputBuffer; shared by the engines
- * given the same one), or in a table of its own of `buffer` entries. A call reads only the texts
- * it does not find (each once, even when asked twice in one call), in one call to `inner`, and
- * answers in the order asked. Failed or aborted reads are not remembered.
+ * `inner` with its outputs remembered in `source` (a buffer of createOutputBuffer, shared by the
+ * engines given the same one), or in a table of its own of `source` entries. A call reads only the
+ * texts it does not find (each once, even when asked twice in one call), in one call to `inner`,
+ * and answers in the order asked. Failed or aborted reads are not remembered.
  */
-export function cachedEncoder(inner: Encoder, buffer: SharedArrayBuffer | number): CachedEncoder {
-  const table = new SharedOutputTable(
-    typeof buffer === 'number' ? createOutputBuffer(buffer, inner.manifest) : buffer,
-    inner.manifest,
-  );
-  let hits = 0;
-  let reads = 0;
+export function cachedEncoder(inner: Encoder, source: SharedArrayBuffer | number): CachedEncoder {
+  const cache = new OutputCache(source, inner.manifest);
   return {
     manifest: inner.manifest,
-    async encode(items, signal) {
-      const keys = items.map((item) => cacheKey(item.role, item.text));
-      const { outs, reads: read } = await readThroughTable(table, keys, (positions) =>
-        inner.encode(
-          positions.map((p) => items[p] as EncoderItem),
-          signal,
-        ),
-      );
-      hits += items.length - read;
-      reads += read;
-      return outs;
-    },
-    stats: () => ({ hits, reads, entries: table.used() }),
+    encode: (items, signal) =>
+      cache.outputs(
+        items.map((item) => cacheKey(item.role, item.text)),
+        (positions) =>
+          inner.encode(
+            positions.map((p) => items[p] as EncoderItem),
+            signal,
+          ),
+      ),
+    stats: () => ({ ...cache.counts(), entries: cache.table.used() }),
     close: () => inner.close(),
   };
 }

@@ -66,6 +66,11 @@ export class SharedOutputTable {
     this.entries = slots / (this.slot * 4);
   }
 
+  /** A table of its own of `entries` outputs of this shape. */
+  static create(entries: number, shape: OutputShape): SharedOutputTable {
+    return new SharedOutputTable(createOutputBuffer(entries, shape), shape);
+  }
+
   private base(key: Int32Array): number {
     return (((key[0] as number) >>> 0) % this.entries) * this.slot;
   }

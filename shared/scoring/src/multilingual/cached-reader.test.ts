@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { encoderCacheScope } from '../encoder/cached-encoder.js';
 import { testMultilingualManifest } from '../testing/multilingual-manifest.js';
-import { cachedReader, createReaderBuffer } from './cached-reader.js';
+import { createOutputBuffer } from '../encoder/shared-output-table.js';
+import { cachedReader, readerShape } from './cached-reader.js';
 import type { MultilingualReader } from './reader.js';
 
 const manifest = testMultilingualManifest({ harm: { w: [1, 0, 0], b: 0 } });
@@ -35,7 +36,7 @@ describe('cachedReader', () => {
   });
 
   it('shares a table between readers given the same buffer', async () => {
-    const buffer = createReaderBuffer(64, manifest);
+    const buffer = createOutputBuffer(64, readerShape(manifest));
     const [a, b] = [reader(), reader()];
     await cachedReader(a, buffer).read(['Bonjour à tous']);
     const [out] = await cachedReader(b, buffer).read(['Bonjour à tous']);
