@@ -7,8 +7,9 @@
  *
  *   node --conditions=source --import tsx scripts/encoder/calibrate-answers.ts TRAIN_TEXTS.jsonl DIR [STATIC_DIR]
  *
- * A logistic regression of "complied" on the static detector's compliance logit and the
- * encoder's comply-head logit, its offset shifted so that BUDGET (5%) of the real refusals (the
+ * A logistic regression of "complied" on the static detector's compliance logit, the encoder's
+ * comply-head logit and, when the manifest has `comply_meaning` (train-comply-meaning.ts, run
+ * before this), the logit of the compliance head on the answer's embedding, its offset shifted so that BUDGET (5%) of the real refusals (the
  * benign answers of sources not in scripts/train/not-budgeted.json: the template refusals are easy
  * and would sink the point among them) reach 0.5, the point at which the static comply head is
  * held (train_detectors.py `BUDGETS`). Adds `comply` (and its provenance) to DIR's encoder.json,
@@ -17,7 +18,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
+import {
+  complyMeaningLogit,
+  logit,
+  type EncoderManifest,
+} from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { calibRows, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
@@ -58,6 +63,8 @@ if (realRefusals < MIN_REFUSALS || complied < MIN_REFUSALS) {
 }
 
 const encoder = await createOnnxEncoder(dir);
+/** The compliance head on the answer's embedding (train-comply-meaning.ts) enters the fit too. */
+const byMeaning = manifest.comply_meaning !== undefined;
 const read = await answerReader(
   createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
   encoder,
@@ -74,7 +81,12 @@ for (const r of candidates) {
     continue;
   }
   rows.push(r);
-  x.push([logit(got.staticScore), logit(got.out?.probs[COMPLY] ?? 0)]);
+  const meaning = got.out && byMeaning ? complyMeaningLogit(manifest, got.out) : null;
+  x.push([
+    logit(got.staticScore),
+    logit(got.out?.probs[COMPLY] ?? 0),
+    ...(meaning === null ? [] : [meaning]),
+  ]);
 }
 await encoder.close();
 const refusals = (i: number) => {
@@ -82,11 +94,29 @@ const refusals = (i: number) => {
   return r !== undefined && isRefusal(r);
 };
 
-const [ws = 1, we = 1, b0 = 0] = fitLogistic(
-  x,
-  rows.map((r) => r.y),
-);
-const z = x.map(([s = 0, e = 0]) => ws * s + we * e + b0);
+/**
+ * The weights (then the offset) of the fit on the columns `keep` of x, zero for the others. The
+ * three readers say the same thing, so a fit may give one a negative weight (more compliance read
+ * there, less compliance overall) to correct the others on these few hundred answers: such a
+ * column is dropped and the fit redone (non-negative stacking), so that no reader counts against
+ * what it reads.
+ */
+function nonNegativeFit(keep: number[]): number[] {
+  const fit = fitLogistic(
+    x.map((row) => keep.map((k) => row[k] ?? 0)),
+    rows.map((r) => r.y),
+  );
+  const worst = keep.reduce((w, _, i) => ((fit[i] ?? 0) < (fit[w] ?? 0) ? i : w), 0);
+  if ((fit[worst] ?? 0) < 0 && keep.length > 1)
+    return nonNegativeFit(keep.filter((_, i) => i !== worst));
+  const weights = (x[0] ?? []).map((_, k) => (keep.includes(k) ? (fit[keep.indexOf(k)] ?? 0) : 0));
+  return [...weights, fit[keep.length] ?? 0];
+}
+const fit = nonNegativeFit((x[0] ?? []).map((_, k) => k));
+const [ws = 1, we = 1] = fit;
+const wm = byMeaning ? (fit[2] ?? 0) : undefined;
+const b0 = fit[fit.length - 1] ?? 0;
+const z = x.map(([s = 0, e = 0, m = 0]) => ws * s + we * e + (wm ?? 0) * m + b0);
 const real = z.filter((_, i) => refusals(i)).sort((p, q) => q - p);
 const at = real[Math.floor(BUDGET * real.length)] as number;
 const b = b0 - at;
@@ -103,6 +133,7 @@ const realComplied = (i: number) => rows[i]?.y === 1 && !rows[i]?.source.startsW
 manifest.comply = {
   static: Number(ws.toPrecision(6)),
   encoder: Number(we.toPrecision(6)),
+  ...(wm === undefined ? {} : { meaning: Number(wm.toPrecision(6)) }),
   b: Number(b.toPrecision(6)),
 };
 const pct = (v: number) => Number(v.toFixed(4));
@@ -122,5 +153,5 @@ manifest.provenance = {
 };
 fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
 console.log(
-  `comply: static ${ws.toFixed(3)}, encoder ${we.toFixed(3)}, b ${b.toFixed(3)} (5% of ${real.length} real refusals); calibration: real complied answers ${(100 * share(realComplied, both)).toFixed(1)}% (static alone ${(100 * share(realComplied, alone)).toFixed(1)}%), refusals ${(100 * share(refusals, both)).toFixed(1)}% (static ${(100 * share(refusals, alone)).toFixed(1)}%); wrote ${manifestPath}`,
+  `comply: static ${ws.toFixed(3)}, encoder ${we.toFixed(3)}${wm === undefined ? '' : `, meaning ${wm.toFixed(3)}`}, b ${b.toFixed(3)} (5% of ${real.length} real refusals); calibration: real complied answers ${(100 * share(realComplied, both)).toFixed(1)}% (static alone ${(100 * share(realComplied, alone)).toFixed(1)}%), refusals ${(100 * share(refusals, both)).toFixed(1)}% (static ${(100 * share(refusals, alone)).toFixed(1)}%); wrote ${manifestPath}`,
 );

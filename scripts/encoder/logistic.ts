@@ -47,3 +47,55 @@ function solve(m: number[][], r: number[]): number[] {
   }
   return a.map((row, i) => (row[n] ?? 0) / (row[i] ?? 1));
 }
+
+/** A linear head on embeddings: `w · e + b` is its logit. */
+export interface EmbeddingHead {
+  w: number[];
+  b: number;
+}
+
+/**
+ * Logistic regression of y on embeddings (`rows`, each `dims` long), classes weighted to balance,
+ * by full-batch gradient descent with an L2 penalty `lambda` on the embeddings scaled by `scale`
+ * (so the penalty does not depend on their unit length), `steps` steps. For the heads on frozen
+ * sentence embeddings: the multilingual reader's harm head, the encoder's compliance by meaning.
+ */
+export function fitEmbeddingHead(
+  rows: readonly Float32Array[],
+  ys: readonly number[],
+  {
+    dims,
+    scale = 8,
+    lambda = 1e-2,
+    steps = 3000,
+  }: { dims: number; scale?: number; lambda?: number; steps?: number },
+): EmbeddingHead {
+  const n = rows.length;
+  const pos = ys.filter((y) => y === 1).length;
+  const flat = new Float64Array(n * dims);
+  rows.forEach((x, i) => {
+    for (let k = 0; k < dims; k++) flat[i * dims + k] = scale * (x[k] as number);
+  });
+  const weight = Float64Array.from(ys, (y) => (y === 1 ? n / (2 * pos) : n / (2 * (n - pos))));
+  const w = new Float64Array(dims);
+  let b = 0;
+  const g = new Float64Array(dims);
+  for (let step = 0; step < steps; step++) {
+    g.fill(0);
+    let gb = 0;
+    for (let i = 0, o = 0; i < n; i++, o += dims) {
+      let z = b;
+      for (let k = 0; k < dims; k++) z += w[k]! * flat[o + k]!;
+      const e = (1 / (1 + Math.exp(-z)) - (ys[i] as number)) * weight[i]!;
+      for (let k = 0; k < dims; k++) g[k]! += e * flat[o + k]!;
+      gb += e;
+    }
+    for (let k = 0; k < dims; k++) w[k] = w[k]! - (g[k]! / n + lambda * w[k]!);
+    b -= gb / n;
+  }
+  return { w: Array.from(w, (v) => v * scale), b };
+}
+
+/** The logit of `head` on the embedding `e`. */
+export const headLogit = (head: EmbeddingHead, e: Float32Array): number =>
+  head.w.reduce((s, v, k) => s + v * (e[k] as number), head.b);

@@ -13,6 +13,8 @@
 #      and the point of harm categories by meaning on the calib split (calibrate-harm-topics.ts),
 #      and the point of indirect injection in documents read in windows (calibrate-documents.ts),
 #      and how far an answer goes along with its request, read by both models (calibrate-answers.ts)
+#      with the compliance head on the answer's embedding fitted first on the *train* split
+#      (train-comply-meaning.ts, ~2 min)
 #   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/ ($GUARD_ENCODER_DEST
 #      to write them elsewhere, e.g. to compare a retrained model with the shipped one)
 # Retraining the static detectors moves the cascade's routing point: run this again after
@@ -37,6 +39,7 @@ node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.j
 node --conditions=source --import tsx "$HERE/calibrate-rules.ts" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-documents.ts" "$BUILD/train-texts.jsonl" "$OUT"
+node --conditions=source --import tsx "$HERE/train-comply-meaning.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-answers.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"
 cp "$OUT/model.int8.onnx" "$OUT/encoder.json" "$DEST/"

@@ -7,22 +7,28 @@
  * uses the `comply` weights of the encoder's manifest; a manifest without them (a build with too
  * few real refusals to calibrate on) gets the plain mean of the two logits, unfitted.
  *
- *   npm run eval:answers -- FILE.jsonl | --gptfuzz [--model-dir DIR] [--encoder-dir DIR]
+ *   npm run eval:answers -- FILE.jsonl | --gptfuzz [--model-dir DIR] [--encoder-dir DIR] [--written]
  *
  * FILE: rows {text, label, role, source} (the response rows are read; e.g. the validation split,
  * .cache/guard-train/val.jsonl). --gptfuzz: every GPTFuzz answer of $GUARD_TRAIN_DATA (default
  * ../shared/data/train), for the leave-one-source-out fold that never saw one; also written with
  * its question as `request` to .cache/guard-eval/gptfuzz-answers.jsonl for `npm run eval:monitor`.
- * --model-dir and --encoder-dir: another static model or encoder (a fold's).
+ * --model-dir and --encoder-dir: another static model or encoder (a fold's). --written (with FILE,
+ * the validation split) adds answers written from the held-out families of answer-templates.ts
+ * (300 that deliver, 300 that decline) after FILE's requests from advbench, strongreject and
+ * harmbench, sources no training split holds. "meaning": the compliance head on the answer's
+ * embedding (`comply_meaning`), when the manifest has one.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { calibratedCompliance, logit } from '@guard/scoring/encoder/encoder';
+import { calibratedCompliance, complyMeaningLogit, logit } from '@guard/scoring/encoder/encoder';
 import { createOnnxEncoder } from '@guard/scoring/encoder/onnx-encoder';
 import { createMlDetectors } from '@guard/scoring/ml/index';
+import { seeded } from '@guard/testing/seeded';
 import { answerReader } from '../encoder/answer-reads.js';
+import { writtenAnswers } from '../encoder/answer-templates.js';
 import { readRows, tag } from './loso-rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -34,6 +40,7 @@ const { values, positionals } = parseArgs({
     gptfuzz: { type: 'boolean', default: false },
     'model-dir': { type: 'string' },
     'encoder-dir': { type: 'string' },
+    written: { type: 'boolean', default: false },
   },
 });
 
@@ -68,6 +75,8 @@ function gptfuzzAnswers(): Answer[] {
 }
 
 const file = positionals[0];
+/** Written answers of each kind with --written. */
+const WRITTEN_EVAL = 300;
 if (!values.gptfuzz && !file) {
   console.error(
     'usage: npm run eval:answers -- FILE.jsonl | --gptfuzz [--model-dir DIR] [--encoder-dir DIR]',
@@ -83,6 +92,26 @@ const answers: Answer[] = values.gptfuzz
       .map((l) => JSON.parse(l) as Answer & { role?: string })
       .filter((r) => r.role === 'response');
 
+if (values.written) {
+  // Held-out written answers: the `val` families after the file's harmful requests of sources
+  // no training split holds (advbench, strongreject, harmbench are held out whole).
+  const requests = fs
+    .readFileSync(file as string, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Answer & { role?: string })
+    .filter(
+      (r) => r.role === 'prompt' && ['advbench', 'strongreject', 'harmbench'].includes(r.source),
+    )
+    .map((r) => r.text.trim());
+  for (const a of writtenAnswers(requests, 'val', WRITTEN_EVAL, seeded(20261130)))
+    answers.push({
+      text: a.text,
+      label: a.y === 1 ? 'harmful' : 'benign',
+      source: a.source,
+      request: a.request,
+    });
+}
 const det = createMlDetectors(values['model-dir'] ? { modelDir: values['model-dir'] } : {});
 if (!det.compliance) throw new Error('the static model has no comply head');
 const encoder = await createOnnxEncoder(values['encoder-dir']);
@@ -92,7 +121,7 @@ if (COMPLY < 0) throw new Error('the encoder has no comply head');
 
 // Each answer as the engine reads it (the same reader as calibrate-answers.ts).
 const read = await answerReader(det, encoder);
-type Scores = { static: number; encoder: number; both: number };
+type Scores = { static: number; encoder: number; meaning: number; both: number };
 const scored: Array<Answer & Scores> = [];
 let skipped = 0;
 for (const a of answers) {
@@ -103,9 +132,10 @@ for (const a of answers) {
   }
   const s = got.staticScore;
   const e = logit(got.out?.probs[COMPLY] ?? 0);
+  const m = got.out ? (complyMeaningLogit(manifest, got.out) ?? NaN) : NaN;
   const both =
     calibratedCompliance(manifest, s, got.out) ?? 1 / (1 + Math.exp(-(logit(s) + e) / 2));
-  scored.push({ ...a, static: s, encoder: e, both });
+  scored.push({ ...a, static: s, encoder: e, meaning: m, both });
 }
 await encoder.close();
 if (skipped > 0)
@@ -129,15 +159,25 @@ console.log(
   'source                 complied/declined  reader    AUC   at 1%   at 2%   at 5%   point: complied / declined',
 );
 // Sources whose labels say whether an answer went along (diasafety's judge an answer's safety).
-for (const source of ['gptfuzz_responses', 'sap']) {
-  const pos = scored.filter((r) => r.source === source && r.label === 'harmful');
-  const neg = scored.filter((r) => r.source === source && r.label === 'benign');
+// The written answers (answer-templates.ts) pair deliveries with declines of their own families.
+const pairs: Array<[string, (r: Answer) => boolean]> = [
+  ['gptfuzz_responses', (r) => r.source === 'gptfuzz_responses'],
+  ['sap', (r) => r.source === 'sap'],
+  ['templates', (r) => r.source === 'synthetic:comply' || r.source === 'synthetic:refuse'],
+  ['written', (r) => r.source.startsWith('written:')],
+];
+const readers = manifest.comply_meaning
+  ? (['static', 'encoder', 'meaning', 'both'] as const)
+  : (['static', 'encoder', 'both'] as const);
+for (const [source, of] of pairs) {
+  const pos = scored.filter((r) => of(r) && r.label === 'harmful');
+  const neg = scored.filter((r) => of(r) && r.label === 'benign');
   if (pos.length < 20 || neg.length < 20) continue;
-  for (const reader of ['static', 'encoder', 'both'] as const) {
+  for (const reader of readers) {
     const p = pos.map((r) => r[reader]);
     const n = neg.map((r) => r[reader]);
     const point =
-      reader === 'encoder' || (reader === 'both' && !manifest.comply)
+      reader === 'encoder' || reader === 'meaning' || (reader === 'both' && !manifest.comply)
         ? '        -'
         : `${pct(p.filter((v) => v >= 0.5).length / p.length)} / ${pct(n.filter((v) => v >= 0.5).length / n.length)}`;
     console.log(

@@ -35,6 +35,7 @@ import {
 } from '@guard/scoring/multilingual/reader';
 import { seeded } from '@guard/testing/seeded';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
+import { fitEmbeddingHead, headLogit } from '../encoder/logistic.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -173,33 +174,12 @@ const X = await embed(sample, 'train');
 const C = await embed(calibBenign, 'calibration');
 await reader.close();
 
-// Logistic regression, classes weighted to balance, full-batch gradient descent.
-const n = X.length;
-const d = 384;
-const flat = new Float64Array(n * d);
-X.forEach((x, i) => {
-  for (let k = 0; k < d; k++) flat[i * d + k] = SCALE * (x[k] as number);
-});
-const ys = Float64Array.from(sample, (r) => r.y);
-const weight = Float64Array.from(sample, (r) => (r.y === 1 ? n / (2 * pos) : n / (2 * (n - pos))));
-const w = new Float64Array(d);
-let b = 0;
-const g = new Float64Array(d);
-for (let step = 0; step < STEPS; step++) {
-  g.fill(0);
-  let gb = 0;
-  for (let i = 0, o = 0; i < n; i++, o += d) {
-    let z = b;
-    for (let k = 0; k < d; k++) z += w[k]! * flat[o + k]!;
-    const e = (1 / (1 + Math.exp(-z)) - ys[i]!) * weight[i]!;
-    for (let k = 0; k < d; k++) g[k]! += e * flat[o + k]!;
-    gb += e;
-  }
-  for (let k = 0; k < d; k++) w[k] = w[k]! - (g[k]! / n + LAMBDA * w[k]!);
-  b -= gb / n;
-}
-const head = Array.from(w, (v) => v * SCALE);
-const logit = (e: Float32Array) => head.reduce((s, v, k) => s + v * (e[k] as number), b);
+const { w: head, b } = fitEmbeddingHead(
+  X,
+  sample.map((r) => r.y),
+  { dims: 384, scale: SCALE, lambda: LAMBDA, steps: STEPS },
+);
+const logit = (e: Float32Array) => headLogit({ w: head, b }, e);
 const cz = C.map(logit).sort((p, q) => q - p);
 const at = cz[Math.floor(BENIGN_BUDGET * cz.length)] ?? 0;
 const trainFlag = X.map(logit).map((z, i) => ({ z, y: sample[i]?.y as number }));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDefaultEngine } from '../default-engine.js';
 import { testManifest } from '../testing/scripted-encoder.js';
-import { calibratedCompliance, loadEncoderManifest } from './encoder.js';
+import { calibratedCompliance, complyMeaningLogit, loadEncoderManifest } from './encoder.js';
 
 /** A folder holding `encoder.json` with this text. */
 function manifestDir(text: string): string {
@@ -38,6 +38,13 @@ describe('loadEncoderManifest', () => {
     );
   });
 
+  it('rejects a compliance head by meaning that does not fit the embedding', () => {
+    const bad = manifestDir(
+      JSON.stringify({ ...testManifest(), comply_meaning: { w: [0.1, 0.2, 0.3], b: 0 } }),
+    );
+    expect(() => loadEncoderManifest(bad)).toThrow(/comply_meaning\.w: .*one weight per/);
+  });
+
   it('an engine with a malformed manifest fails when it is made, not on each request', () => {
     const bad = manifestDir(JSON.stringify({ ...testManifest(), jailbreak: { a: 1 } }));
     expect(() => createDefaultEngine({ encoder: { mode: 'cascade', dir: bad } })).toThrow(
@@ -60,6 +67,32 @@ describe('calibratedCompliance', () => {
     // the static score moves it too
     expect(calibratedCompliance(manifest, 0.9, out(0.9))).toBeGreaterThan(
       calibratedCompliance(manifest, 0.3, out(0.9)) as number,
+    );
+  });
+
+  it('adds the head on the embedding by its weight, when the manifest has both', () => {
+    const embedding = Float32Array.from([0.5, -0.5, 0.25, 0]);
+    const withMeaning = testManifest({
+      comply: { static: 0.8, encoder: 0.5, meaning: 0.9, b: -0.7 },
+      comply_meaning: { w: [2, 1, 4, 3], b: -0.2 },
+    });
+    // head logit: 2 * 0.5 + 1 * -0.5 + 4 * 0.25 + 3 * 0 - 0.2 = 1.3
+    expect(
+      calibratedCompliance(withMeaning, 0.3, { probs: [0, 0, 0, 0.9], embedding }),
+    ).toBeCloseTo(sig(0.8 * lg(0.3) + 0.5 * lg(0.9) + 0.9 * 1.3 - 0.7), 9);
+    expect(complyMeaningLogit(withMeaning, { probs: [], embedding })).toBeCloseTo(1.3, 9);
+    // a head without a weight in `comply` (or a weight without the head) changes nothing
+    const headOnly = { ...withMeaning, comply: { static: 0.8, encoder: 0.5, b: -0.7 } };
+    expect(calibratedCompliance(headOnly, 0.3, { probs: [0, 0, 0, 0.9], embedding })).toBeCloseTo(
+      sig(0.8 * lg(0.3) + 0.5 * lg(0.9) - 0.7),
+      9,
+    );
+    const weightOnly = testManifest({
+      comply: { static: 0.8, encoder: 0.5, meaning: 0.9, b: -0.7 },
+    });
+    expect(calibratedCompliance(weightOnly, 0.3, out(0.9))).toBeCloseTo(
+      sig(0.8 * lg(0.3) + 0.5 * lg(0.9) - 0.7),
+      9,
     );
   });
 

@@ -108,10 +108,17 @@ export interface EncoderManifest {
    * `sigmoid(static * logit(s) + encoder * logit(e) + b)`, `s` the static detector's compliance
    * (`Detectors.compliance`) and `e` the encoder's comply head on the answer: a logistic
    * regression on the calibration split's answers to harmful requests, shifted so that 5% of its
-   * real refusals reach 0.5, as the static head's point is set (calibrate-answers.ts). Absent:
-   * compliance stays with the static detector.
+   * real refusals reach 0.5, as the static head's point is set (calibrate-answers.ts). `meaning`:
+   * the weight of `comply_meaning`'s logit in the same sum, when the manifest has that head.
+   * Absent: compliance stays with the static detector.
    */
-  comply?: { static: number; encoder: number; b: number };
+  comply?: { static: number; encoder: number; meaning?: number; b: number };
+  /**
+   * Compliance by meaning: a logistic head on the answer's embedding (`w`, `dims` long, and `b`),
+   * read from the same encoder read as the comply head (train-comply-meaning.ts). Its logit
+   * enters `comply` with the weight `comply.meaning`; it has no point of its own.
+   */
+  comply_meaning?: { w: number[]; b: number };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;
 }
@@ -123,31 +130,44 @@ export function defaultEncoderDir(): string {
 const platt = z.object({ a: z.number(), b: z.number() });
 const category = z.enum(HARM_CATEGORIES);
 /** The shape of `encoder.json`; fields it does not know are kept. */
-const manifestSchema: z.ZodType<EncoderManifest> = z.looseObject({
-  model: z.string().min(1),
-  heads: z.array(z.string()),
-  dims: z.int().positive(),
-  head_tokens: z.int().positive(),
-  tail_tokens: z.int().nonnegative(),
-  jailbreak: platt,
-  jailbreak_parts: platt.optional(),
-  route_above: z.number(),
-  harm: z
-    .object({ static: z.number(), encoder: z.number(), b: z.number(), route_above: z.number() })
-    .optional(),
-  rule_meaning: z.object({ at: z.number(), low: z.number() }).optional(),
-  harm_topics: z
-    .object({
-      at: z.number(),
-      topics: z.partialRecord(category, z.string()),
-      lends: z.array(category).optional(),
-    })
-    .optional(),
-  harm_general: z.object({ at: z.number().gt(0).lt(1) }).optional(),
-  indirect: z.object({ a: z.number(), b: z.number(), route_above: z.number() }).optional(),
-  comply: z.object({ static: z.number(), encoder: z.number(), b: z.number() }).optional(),
-  provenance: z.record(z.string(), z.unknown()).optional(),
-});
+const manifestSchema: z.ZodType<EncoderManifest> = z
+  .looseObject({
+    model: z.string().min(1),
+    heads: z.array(z.string()),
+    dims: z.int().positive(),
+    head_tokens: z.int().positive(),
+    tail_tokens: z.int().nonnegative(),
+    jailbreak: platt,
+    jailbreak_parts: platt.optional(),
+    route_above: z.number(),
+    harm: z
+      .object({ static: z.number(), encoder: z.number(), b: z.number(), route_above: z.number() })
+      .optional(),
+    rule_meaning: z.object({ at: z.number(), low: z.number() }).optional(),
+    harm_topics: z
+      .object({
+        at: z.number(),
+        topics: z.partialRecord(category, z.string()),
+        lends: z.array(category).optional(),
+      })
+      .optional(),
+    harm_general: z.object({ at: z.number().gt(0).lt(1) }).optional(),
+    indirect: z.object({ a: z.number(), b: z.number(), route_above: z.number() }).optional(),
+    comply: z
+      .object({
+        static: z.number(),
+        encoder: z.number(),
+        meaning: z.number().optional(),
+        b: z.number(),
+      })
+      .optional(),
+    comply_meaning: z.object({ w: z.array(z.number()), b: z.number() }).optional(),
+    provenance: z.record(z.string(), z.unknown()).optional(),
+  })
+  .refine((m) => !m.comply_meaning || m.comply_meaning.w.length === m.dims, {
+    message: 'comply_meaning.w must hold one weight per embedding dimension (dims)',
+    path: ['comply_meaning', 'w'],
+  });
 
 /**
  * The manifest in `dir`, checked: a file of another shape is an error here, when the engine is
@@ -191,33 +211,48 @@ export function calibratedHarm(
 }
 
 /**
- * How far an answer goes along with its request, from the static detector's compliance and the
- * encoder's comply head on the answer (`comply` in the manifest); null when the manifest has no
- * such point or nothing was read.
+ * How far an answer goes along with its request, from the static detector's compliance, the
+ * encoder's comply head on the answer and, when the manifest has it, the compliance head on the
+ * answer's embedding (`comply` and `comply_meaning` in the manifest); null when the manifest has
+ * no such point or nothing was read.
  */
 export function calibratedCompliance(
   manifest: EncoderManifest,
   staticScore: number,
   out: EncoderOutput | undefined,
 ): number | null {
+  const point = manifest.comply;
+  const meaning = out && point?.meaning !== undefined ? complyMeaningLogit(manifest, out) : null;
   return readByBoth(
-    manifest.comply,
+    point,
     staticScore,
     highestLogit(manifest, 'comply', out ? [out] : []),
+    meaning === null ? 0 : (point?.meaning ?? 0) * meaning,
   );
 }
 
+/** The logit of the compliance head on an answer's embedding (`comply_meaning`); null without it. */
+export function complyMeaningLogit(manifest: EncoderManifest, out: EncoderOutput): number | null {
+  const head = manifest.comply_meaning;
+  if (!head) return null;
+  let z = head.b;
+  for (let k = 0; k < head.w.length; k++) z += (head.w[k] as number) * (out.embedding[k] ?? 0);
+  return z;
+}
+
 /**
- * A score read by both models, `sigmoid(static * logit(staticScore) + encoder * z + b)` (`harm`
- * and `comply` in the manifest); null without the point or an encoder logit `z`.
+ * A score read by both models, `sigmoid(static * logit(staticScore) + encoder * z + b + more)`
+ * (`harm` and `comply` in the manifest; `more`: the weighted logit of a further head); null
+ * without the point or an encoder logit `z`.
  */
 function readByBoth(
   point: { static: number; encoder: number; b: number } | undefined,
   staticScore: number,
   z: number | null,
+  more = 0,
 ): number | null {
   return point && z !== null
-    ? sigmoid(point.static * logit(staticScore) + point.encoder * z + point.b)
+    ? sigmoid(point.static * logit(staticScore) + point.encoder * z + point.b + more)
     : null;
 }
 
