@@ -30,7 +30,7 @@ import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
 import { answerReader } from './answer-reads.js';
 import { writtenAnswers } from './answer-templates.js';
-import { NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from './calib-prompts.js';
 import { fitEmbeddingHead, headLogit } from './logistic.js';
 
 const PER_GROUP = 1000;
@@ -67,14 +67,7 @@ const add = (r: Row) => {
 const requests: string[] = [];
 for await (const line of readline.createInterface({ input: fs.createReadStream(textsFile) })) {
   if (!line.trim()) continue;
-  const r = JSON.parse(line) as {
-    text: string;
-    source: string;
-    label: string;
-    role: string;
-    split: string;
-    targets: number[];
-  };
+  const r = JSON.parse(line) as CalibRow;
   if (r.split !== 'train' || without.has(r.source)) continue;
   const comply = r.targets[TARGET_INDEX.comply] ?? -1;
   if (r.role === 'response' && comply >= 0) add({ text: r.text, y: comply, source: r.source });

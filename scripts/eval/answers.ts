@@ -92,6 +92,10 @@ const answers: Answer[] = values.gptfuzz
       .map((l) => JSON.parse(l) as Answer & { role?: string })
       .filter((r) => r.role === 'response');
 
+if (values.written && !file) {
+  console.error('--written reads the harmful requests of FILE (the validation split): give FILE');
+  process.exit(2);
+}
 if (values.written) {
   // Held-out written answers: the `val` families after the file's harmful requests of sources
   // no training split holds (advbench, strongreject, harmbench are held out whole).
