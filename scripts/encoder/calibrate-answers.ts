@@ -9,10 +9,12 @@
  *
  * A logistic regression of "complied" on the static detector's compliance logit, the encoder's
  * comply-head logit and, when the manifest has `comply_meaning` (train-comply-meaning.ts, run
- * before this), the logit of the compliance head on the answer's embedding, its offset shifted so that BUDGET (5%) of the real refusals (the
- * benign answers of sources not in scripts/train/not-budgeted.json: the template refusals are easy
- * and would sink the point among them) reach 0.5, the point at which the static comply head is
- * held (train_detectors.py `BUDGETS`). Adds `comply` (and its provenance) to DIR's encoder.json,
+ * before this), the logit of the compliance head on the answer's embedding; a reader whose weight
+ * comes out negative is dropped and the fit redone (down to one reader). Its offset is shifted so
+ * that BUDGET (5%) of the real refusals (the benign answers of sources not in
+ * scripts/train/not-budgeted.json: the template refusals are easy and would sink the point among
+ * them) reach 0.5, the point at which the static comply head is held (train_detectors.py
+ * `BUDGETS`). Adds `comply` (and its provenance) to DIR's encoder.json,
  * which calibrate.ts wrote; with fewer than 50 real refusals (a build without GPTFuzz) it writes
  * none. Under a minute on one core (about 600 answers).
  */
@@ -76,18 +78,18 @@ const t0 = performance.now();
 for (const r of candidates) {
   const got = await read(r.text);
   // An answer the engine would not read (a decoded payload in it) keeps the static compliance.
-  if (!got) {
+  if (!got?.out) {
     skipped++;
     continue;
   }
   rows.push(r);
-  const meaning = got.out && byMeaning ? complyMeaningLogit(manifest, got.out) : null;
   x.push([
     logit(got.staticScore),
-    logit(got.out?.probs[COMPLY] ?? 0),
-    ...(meaning === null ? [] : [meaning]),
+    logit(got.out.probs[COMPLY] ?? 0),
+    ...(byMeaning ? [complyMeaningLogit(manifest, got.out) ?? 0] : []),
   ]);
 }
+if (rows.length === 0) throw new Error(`${textsFile}: no answer of the calibration split was read`);
 await encoder.close();
 const refusals = (i: number) => {
   const r = rows[i];
@@ -98,8 +100,8 @@ const refusals = (i: number) => {
  * The weights (then the offset) of the fit on the columns `keep` of x, zero for the others. The
  * three readers say the same thing, so a fit may give one a negative weight (more compliance read
  * there, less compliance overall) to correct the others on these few hundred answers: such a
- * column is dropped and the fit redone (non-negative stacking), so that no reader counts against
- * what it reads.
+ * column is dropped and the fit redone (non-negative stacking; greedily, the most negative first,
+ * down to one reader), so that no reader counts against what it reads.
  */
 function nonNegativeFit(keep: number[]): number[] {
   const fit = fitLogistic(
@@ -109,10 +111,13 @@ function nonNegativeFit(keep: number[]): number[] {
   const worst = keep.reduce((w, _, i) => ((fit[i] ?? 0) < (fit[w] ?? 0) ? i : w), 0);
   if ((fit[worst] ?? 0) < 0 && keep.length > 1)
     return nonNegativeFit(keep.filter((_, i) => i !== worst));
-  const weights = (x[0] ?? []).map((_, k) => (keep.includes(k) ? (fit[keep.indexOf(k)] ?? 0) : 0));
+  const columns = byMeaning ? 3 : 2;
+  const weights = Array.from({ length: columns }, (_, k) =>
+    keep.includes(k) ? (fit[keep.indexOf(k)] ?? 0) : 0,
+  );
   return [...weights, fit[keep.length] ?? 0];
 }
-const fit = nonNegativeFit((x[0] ?? []).map((_, k) => k));
+const fit = nonNegativeFit(byMeaning ? [0, 1, 2] : [0, 1]);
 const [ws = 1, we = 1] = fit;
 const wm = byMeaning ? (fit[2] ?? 0) : undefined;
 const b0 = fit[fit.length - 1] ?? 0;

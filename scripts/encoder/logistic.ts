@@ -1,4 +1,8 @@
-/** Logistic regression for the calibration scripts (calibrate.ts, calibrate-documents.ts). */
+/**
+ * Logistic regressions for the calibration scripts (calibrate.ts, calibrate-documents.ts,
+ * calibrate-answers.ts) and the heads on sentence embeddings (the multilingual reader's harm head,
+ * train-comply-meaning.ts).
+ */
 
 /**
  * Logistic regression of y on the rows of `x` (Newton steps; a tiny ridge keeps the Hessian

@@ -1,7 +1,7 @@
 /**
  * Compliance by meaning (`comply_meaning` in encoder.json): a logistic head on the encoder's
  * embedding of an answer, "goes along with the harmful request it answers" against "declines",
- * read from the same encoder read as the comply head, so it costs nothing at serving. The comply
+ * read from the same encoder read as the comply head, so it costs one dot product at serving. The comply
  * heads (static and encoder) were trained on answers that announce themselves ("Sure, here is",
  * "I'm sorry"), and a plain answer that just delivers ("1. ... 2. ...") reads to them as neither;
  * a head on the embedding reads what the answer is about and how it is laid out.
@@ -110,16 +110,26 @@ const read = await answerReader(
 );
 const X: Float32Array[] = [];
 const ys: number[] = [];
+let skipped = 0;
 for (const [i, r] of sample.entries()) {
   const got = await read(r.text);
   // An answer the engine would not read (a decoded payload in it) is not learnt from.
-  if (!got?.out) continue;
+  if (!got?.out) {
+    skipped++;
+    continue;
+  }
   X.push(got.out.embedding);
   ys.push(r.y);
   if (i % 500 === 0) process.stdout.write(`\r${i}/${sample.length} read`);
 }
 process.stdout.write('\n');
 await encoder.close();
+const complied = ys.filter((y) => y === 1).length;
+if (complied === 0 || complied === ys.length)
+  throw new Error(
+    `${textsFile}: ${complied} complied and ${ys.length - complied} declined answers read: a head needs both`,
+  );
+// fitEmbeddingHead's defaults: the multilingual reader's regularisation.
 const head = fitEmbeddingHead(X, ys, { dims: manifest.dims });
 const z = X.map((e) => headLogit(head, e));
 const fitted = z.filter((v, i) => (v >= 0 ? 1 : 0) === ys[i]).length / z.length;
@@ -132,6 +142,7 @@ manifest.provenance = {
   ...manifest.provenance,
   comply_meaning: {
     answers: X.length,
+    skipped_not_read: skipped,
     groups: counts,
     ...(without.size > 0 ? { held_out_sources: [...without] } : {}),
     fitted_accuracy: Number(fitted.toFixed(4)),

@@ -77,10 +77,16 @@ function gptfuzzAnswers(): Answer[] {
 const file = positionals[0];
 /** Written answers of each kind with --written. */
 const WRITTEN_EVAL = 300;
+/** Harm sources held out of every training split whole: the requests the written answers answer. */
+const HELD_OUT_HARM = ['advbench', 'strongreject', 'harmbench'];
 if (!values.gptfuzz && !file) {
   console.error(
-    'usage: npm run eval:answers -- FILE.jsonl | --gptfuzz [--model-dir DIR] [--encoder-dir DIR]',
+    'usage: npm run eval:answers -- FILE.jsonl | --gptfuzz [--model-dir DIR] [--encoder-dir DIR] [--written]',
   );
+  process.exit(2);
+}
+if (values.written && !file) {
+  console.error('--written reads the harmful requests of FILE (the validation split): give FILE');
   process.exit(2);
 }
 const answers: Answer[] = values.gptfuzz
@@ -92,22 +98,20 @@ const answers: Answer[] = values.gptfuzz
       .map((l) => JSON.parse(l) as Answer & { role?: string })
       .filter((r) => r.role === 'response');
 
-if (values.written && !file) {
-  console.error('--written reads the harmful requests of FILE (the validation split): give FILE');
-  process.exit(2);
-}
 if (values.written) {
   // Held-out written answers: the `val` families after the file's harmful requests of sources
-  // no training split holds (advbench, strongreject, harmbench are held out whole).
+  // no training split holds (HELD_OUT_HARM).
   const requests = fs
     .readFileSync(file as string, 'utf8')
     .split('\n')
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as Answer & { role?: string })
-    .filter(
-      (r) => r.role === 'prompt' && ['advbench', 'strongreject', 'harmbench'].includes(r.source),
-    )
+    .filter((r) => r.role === 'prompt' && HELD_OUT_HARM.includes(r.source))
     .map((r) => r.text.trim());
+  if (requests.length === 0) {
+    console.error(`--written: ${file as string} holds no request of ${HELD_OUT_HARM.join(', ')}`);
+    process.exit(2);
+  }
   for (const a of writtenAnswers(requests, 'val', WRITTEN_EVAL, seeded(20261130)))
     answers.push({
       text: a.text,

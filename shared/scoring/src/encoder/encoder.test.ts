@@ -42,7 +42,19 @@ describe('loadEncoderManifest', () => {
     const bad = manifestDir(
       JSON.stringify({ ...testManifest(), comply_meaning: { w: [0.1, 0.2, 0.3], b: 0 } }),
     );
-    expect(() => loadEncoderManifest(bad)).toThrow(/comply_meaning\.w: .*one weight per/);
+    expect(() => loadEncoderManifest(bad)).toThrow(
+      /comply_meaning\.w: 3 weights for an embedding of 4 \(dims\)/,
+    );
+    // a weight for the head without the head: the blend's offset was fitted with it
+    const orphan = manifestDir(
+      JSON.stringify({
+        ...testManifest(),
+        comply: { static: 0.8, encoder: 0.5, meaning: 0.9, b: -0.7 },
+      }),
+    );
+    expect(() => loadEncoderManifest(orphan)).toThrow(
+      /comply\.meaning: a weight for comply_meaning/,
+    );
   });
 
   it('an engine with a malformed manifest fails when it is made, not on each request', () => {
@@ -81,7 +93,7 @@ describe('calibratedCompliance', () => {
       calibratedCompliance(withMeaning, 0.3, { probs: [0, 0, 0, 0.9], embedding }),
     ).toBeCloseTo(sig(0.8 * lg(0.3) + 0.5 * lg(0.9) + 0.9 * 1.3 - 0.7), 9);
     expect(complyMeaningLogit(withMeaning, { probs: [], embedding })).toBeCloseTo(1.3, 9);
-    // a head without a weight in `comply` (or a weight without the head) changes nothing
+    // a head without a weight in `comply` changes nothing; a weight without the head, no blend
     const headOnly = { ...withMeaning, comply: { static: 0.8, encoder: 0.5, b: -0.7 } };
     expect(calibratedCompliance(headOnly, 0.3, { probs: [0, 0, 0, 0.9], embedding })).toBeCloseTo(
       sig(0.8 * lg(0.3) + 0.5 * lg(0.9) - 0.7),
@@ -90,10 +102,7 @@ describe('calibratedCompliance', () => {
     const weightOnly = testManifest({
       comply: { static: 0.8, encoder: 0.5, meaning: 0.9, b: -0.7 },
     });
-    expect(calibratedCompliance(weightOnly, 0.3, out(0.9))).toBeCloseTo(
-      sig(0.8 * lg(0.3) + 0.5 * lg(0.9) - 0.7),
-      9,
-    );
+    expect(calibratedCompliance(weightOnly, 0.3, out(0.9))).toBeNull();
   });
 
   it('is null without a comply point, a comply head or an output', () => {

@@ -164,9 +164,21 @@ const manifestSchema: z.ZodType<EncoderManifest> = z
     comply_meaning: z.object({ w: z.array(z.number()), b: z.number() }).optional(),
     provenance: z.record(z.string(), z.unknown()).optional(),
   })
-  .refine((m) => !m.comply_meaning || m.comply_meaning.w.length === m.dims, {
-    message: 'comply_meaning.w must hold one weight per embedding dimension (dims)',
-    path: ['comply_meaning', 'w'],
+  .superRefine((m, ctx) => {
+    if (m.comply_meaning && m.comply_meaning.w.length !== m.dims)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['comply_meaning', 'w'],
+        message: `${m.comply_meaning.w.length} weights for an embedding of ${m.dims} (dims)`,
+      });
+    // The offset of `comply` was fitted with the head's logit in the sum: without the head the
+    // blend would be off its point, not merely short of one reader.
+    if (m.comply?.meaning !== undefined && !m.comply_meaning)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['comply', 'meaning'],
+        message: 'a weight for comply_meaning, which the manifest does not have',
+      });
   });
 
 /**
@@ -214,7 +226,7 @@ export function calibratedHarm(
  * How far an answer goes along with its request, from the static detector's compliance, the
  * encoder's comply head on the answer and, when the manifest has it, the compliance head on the
  * answer's embedding (`comply` and `comply_meaning` in the manifest); null when the manifest has
- * no such point or nothing was read.
+ * no such point, has a weight for the head but not the head, or nothing was read.
  */
 export function calibratedCompliance(
   manifest: EncoderManifest,
@@ -223,6 +235,8 @@ export function calibratedCompliance(
 ): number | null {
   const point = manifest.comply;
   const meaning = out && point?.meaning !== undefined ? complyMeaningLogit(manifest, out) : null;
+  // A weight without its head (a manifest not loaded through the schema): no blend at all.
+  if (out && point?.meaning !== undefined && meaning === null) return null;
   return readByBoth(
     point,
     staticScore,
