@@ -52,7 +52,7 @@ function solve(m: number[][], r: number[]): number[] {
   return a.map((row, i) => (row[n] ?? 0) / (row[i] ?? 1));
 }
 
-/** A linear head on embeddings: `w · e + b` is its logit. */
+/** A linear head on embeddings: `w · e + b` is its logit (encoder.ts `linearLogit`). */
 export interface EmbeddingHead {
   w: number[];
   b: number;
@@ -99,7 +99,3 @@ export function fitEmbeddingHead(
   }
   return { w: Array.from(w, (v) => v * scale), b };
 }
-
-/** The logit of `head` on the embedding `e`. */
-export const headLogit = (head: EmbeddingHead, e: Float32Array): number =>
-  head.w.reduce((s, v, k) => s + v * (e[k] as number), head.b);

@@ -24,14 +24,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import type { EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
+import { linearLogit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
 import { answerReader } from './answer-reads.js';
 import { writtenAnswers } from './answer-templates.js';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from './calib-prompts.js';
-import { fitEmbeddingHead, headLogit } from './logistic.js';
+import { fitEmbeddingHead } from './logistic.js';
 
 const PER_GROUP = 1000;
 /** Answers written for each of the two template kinds (deliveries, declines). */
@@ -131,7 +131,7 @@ if (complied === 0 || complied === ys.length)
   );
 // fitEmbeddingHead's defaults: the multilingual reader's regularisation.
 const head = fitEmbeddingHead(X, ys, { dims: manifest.dims });
-const z = X.map((e) => headLogit(head, e));
+const z = X.map((e) => linearLogit(head, e));
 const fitted = z.filter((v, i) => (v >= 0 ? 1 : 0) === ys[i]).length / z.length;
 
 manifest.comply_meaning = {

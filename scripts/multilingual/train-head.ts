@@ -27,6 +27,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
+import { linearLogit } from '@guard/scoring/encoder/encoder';
 import { englishGate } from '@guard/scoring/multilingual/gate';
 import {
   createOnnxMultilingualReader,
@@ -35,7 +36,7 @@ import {
 } from '@guard/scoring/multilingual/reader';
 import { seeded } from '@guard/testing/seeded';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
-import { fitEmbeddingHead, headLogit } from '../encoder/logistic.js';
+import { fitEmbeddingHead } from '../encoder/logistic.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -179,7 +180,7 @@ const { w: head, b } = fitEmbeddingHead(
   sample.map((r) => r.y),
   { dims: 384, scale: SCALE, lambda: LAMBDA, steps: STEPS },
 );
-const logit = (e: Float32Array) => headLogit({ w: head, b }, e);
+const logit = (e: Float32Array) => linearLogit({ w: head, b }, e);
 const cz = C.map(logit).sort((p, q) => q - p);
 const at = cz[Math.floor(BENIGN_BUDGET * cz.length)] ?? 0;
 const trainFlag = X.map(logit).map((z, i) => ({ z, y: sample[i]?.y as number }));

@@ -190,6 +190,16 @@ export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderM
 }
 
 /** Log-odds of a probability, kept finite. */
+/**
+ * The logit of a linear head on an embedding, `w · e + b` (the multilingual reader's harm head, the
+ * encoder's compliance by meaning).
+ */
+export function linearLogit(head: { w: readonly number[]; b: number }, e: Float32Array): number {
+  let z = head.b;
+  for (let k = 0; k < head.w.length; k++) z += (head.w[k] as number) * (e[k] as number);
+  return z;
+}
+
 export const logit = (p: number): number => {
   const q = Math.min(1 - 1e-7, Math.max(1e-7, p));
   return Math.log(q / (1 - q));
@@ -248,10 +258,7 @@ export function calibratedCompliance(
 /** The logit of the compliance head on an answer's embedding (`comply_meaning`); null without it. */
 export function complyMeaningLogit(manifest: EncoderManifest, out: EncoderOutput): number | null {
   const head = manifest.comply_meaning;
-  if (!head) return null;
-  let z = head.b;
-  for (let k = 0; k < head.w.length; k++) z += (head.w[k] as number) * (out.embedding[k] ?? 0);
-  return z;
+  return head ? linearLogit(head, out.embedding) : null;
 }
 
 /**

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { linearLogit } from '../encoder/encoder.js';
 import { createSession, readManifest } from '../encoder/onnx-session.js';
 import { defaultModelDir } from '../ml/ml-model.js';
 import { DEFAULT_GATE, type GatePoint } from './gate.js';
@@ -94,10 +95,7 @@ export function missingMultilingualFiles(
 /** The harm head's logit for an embedding (0 at the operating point); null without a head. */
 export function harmLogit(manifest: MultilingualManifest, embedding: Float32Array): number | null {
   const h = manifest.harm;
-  if (!h) return null;
-  let z = h.b;
-  for (let i = 0; i < h.w.length; i++) z += (h.w[i] as number) * (embedding[i] as number);
-  return z;
+  return h ? linearLogit(h, embedding) : null;
 }
 
 /**
