@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { linearLogit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
-import { seeded } from '../../shared/testing/src/seeded.js';
+import { seeded, shuffle } from '../../shared/testing/src/seeded.js';
 import { answerReader } from './answer-reads.js';
 import { writtenAnswers } from './answer-templates.js';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from './calib-prompts.js';
@@ -88,13 +88,8 @@ if (requests.length === 0)
 const rand = seeded(SEED);
 for (const a of writtenAnswers(requests, 'train', WRITTEN, rand)) add(a);
 const sample: Row[] = [];
-for (const [, rows] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
-  for (let i = rows.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [rows[i], rows[j]] = [rows[j] as Row, rows[i] as Row];
-  }
-  sample.push(...rows.slice(0, PER_GROUP));
-}
+for (const [, rows] of [...groups].sort(([a], [b]) => a.localeCompare(b)))
+  sample.push(...shuffle(rows, rand).slice(0, PER_GROUP));
 const counts = Object.fromEntries(
   [...groups]
     .sort(([a], [b]) => a.localeCompare(b))

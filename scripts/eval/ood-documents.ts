@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { seeded } from '@guard/testing/seeded';
+import { seeded, shuffle } from '@guard/testing/seeded';
 import { readRows, type Row } from './loso-rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -28,14 +28,7 @@ const source = (name: string) => readRows(DATA, name);
 const has = (r: Row, c: string) => r.categories?.includes(c) ?? false;
 
 const rand = seeded(13);
-function shuffled<T>(xs: T[]): T[] {
-  const a = [...xs];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [a[i], a[j]] = [a[j] as T, a[i] as T];
-  }
-  return a;
-}
+const shuffled = <T>(xs: readonly T[]): T[] => shuffle(xs, rand);
 
 const out: Array<{ text: string; label: string; role: 'document'; source: string }> = [];
 const add = (texts: string[], kind: string, label = 'benign') => {

@@ -34,7 +34,7 @@ import {
   defaultMultilingualDir,
   loadMultilingualManifest,
 } from '@guard/scoring/multilingual/reader';
-import { seeded } from '@guard/testing/seeded';
+import { seeded, shuffle } from '@guard/testing/seeded';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
 import { fitEmbeddingHead } from '../encoder/logistic.js';
 
@@ -111,12 +111,8 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
 const rand = seeded(SEED);
 const sample: Array<{ text: string; y: number }> = [];
 for (const [k, rows] of [...train].sort(([a], [b]) => a.localeCompare(b))) {
-  for (let i = rows.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [rows[i], rows[j]] = [rows[j] as CalibRow, rows[i] as CalibRow];
-  }
   const y = Number(k.split('|')[1]);
-  for (const r of rows.slice(0, PER_GROUP)) sample.push({ text: r.text, y });
+  for (const r of shuffle(rows, rand).slice(0, PER_GROUP)) sample.push({ text: r.text, y });
 }
 const pos = sample.filter((s) => s.y === 1).length;
 console.log(

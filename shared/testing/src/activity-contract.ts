@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Activity, ActivityStore } from '@guard/domain';
 import { createIdGenerator } from '@guard/platform';
 import { anActivity } from './builders.js';
-import { seeded } from './seeded.js';
+import { seeded, shuffle } from './seeded.js';
 
 export function activityStoreContract(
   name: string,
@@ -144,13 +144,4 @@ export function activityStoreContract(
 
 function shuffleOnce<T>(items: T[]): T[] {
   return shuffle(items, seeded(7));
-}
-
-function shuffle<T>(items: T[], random: () => number): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
