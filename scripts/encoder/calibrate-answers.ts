@@ -96,6 +96,8 @@ const refusals = (i: number) => {
   return r !== undefined && isRefusal(r);
 };
 
+/** The columns of x: static, encoder's comply head, and the head by meaning when there is one. */
+const READERS = byMeaning ? [0, 1, 2] : [0, 1];
 /**
  * The weights (then the offset) of the fit on the columns `keep` of x, zero for the others. The
  * three readers say the same thing, so a fit may give one a negative weight (more compliance read
@@ -111,13 +113,10 @@ function nonNegativeFit(keep: number[]): number[] {
   const worst = keep.reduce((w, _, i) => ((fit[i] ?? 0) < (fit[w] ?? 0) ? i : w), 0);
   if ((fit[worst] ?? 0) < 0 && keep.length > 1)
     return nonNegativeFit(keep.filter((_, i) => i !== worst));
-  const columns = byMeaning ? 3 : 2;
-  const weights = Array.from({ length: columns }, (_, k) =>
-    keep.includes(k) ? (fit[keep.indexOf(k)] ?? 0) : 0,
-  );
+  const weights = READERS.map((k) => (keep.includes(k) ? (fit[keep.indexOf(k)] ?? 0) : 0));
   return [...weights, fit[keep.length] ?? 0];
 }
-const fit = nonNegativeFit(byMeaning ? [0, 1, 2] : [0, 1]);
+const fit = nonNegativeFit(READERS);
 const [ws = 1, we = 1] = fit;
 const wm = byMeaning ? (fit[2] ?? 0) : undefined;
 const b0 = fit[fit.length - 1] ?? 0;

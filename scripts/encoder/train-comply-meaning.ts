@@ -88,13 +88,13 @@ if (requests.length === 0)
 const rand = seeded(SEED);
 for (const a of writtenAnswers(requests, 'train', WRITTEN, rand)) add(a);
 const sample: Row[] = [];
-for (const [, rows] of [...groups].sort(([a], [b]) => a.localeCompare(b)))
-  sample.push(...shuffle(rows, rand).slice(0, PER_GROUP));
-const counts = Object.fromEntries(
-  [...groups]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => [k, Math.min(v.length, PER_GROUP)]),
-);
+/** Answers drawn per source and target. */
+const counts: Record<string, number> = {};
+for (const [k, rows] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {
+  const drawn = shuffle(rows, rand).slice(0, PER_GROUP);
+  sample.push(...drawn);
+  counts[k] = drawn.length;
+}
 console.log(`comply by meaning: ${sample.length} answers ${JSON.stringify(counts)}`);
 
 const t0 = performance.now();
