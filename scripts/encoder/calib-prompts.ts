@@ -46,3 +46,26 @@ export async function calibRows(file: string, role: string, target: number): Pro
   }
   return rows;
 }
+
+/**
+ * Long prompts joined from `ordinary` ones, drawn with `next`: `joined(chars, middle)` is at least
+ * `chars` characters of them, each separated from the next by a space, a newline or an empty line,
+ * with `middle` among them halfway when given. What the points of long inputs are held on
+ * (calibrate.ts, calibrate-harm-parts.ts).
+ */
+export function promptJoiner(
+  ordinary: readonly string[],
+  next: () => number,
+): (chars: number, middle?: string) => string {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T;
+  return (chars, middle) => {
+    const parts: string[] = [];
+    for (let n = 0; n < chars;) {
+      const t = pick(ordinary);
+      parts.push(t);
+      n += t.length + 1;
+    }
+    if (middle) parts.splice(Math.floor(parts.length / 2), 0, middle);
+    return parts.reduce((text, t) => text + pick([' ', '\n', '\n\n']) + t);
+  };
+}

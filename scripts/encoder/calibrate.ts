@@ -42,7 +42,7 @@ import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
-import { calibPrompts, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import { calibPrompts, NOT_BUDGETED, promptJoiner, TARGET_INDEX } from './calib-prompts.js';
 import { fitLogistic } from './logistic.js';
 
 const ROUTE_SHARE = 0.2;
@@ -164,21 +164,10 @@ async function readInParts(texts: string[]): Promise<{ jb: number[]; harm: [numb
   return out;
 }
 const next = seeded(20261126);
-const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)] as T;
 const ordinary = benign
   .map((i) => rows[i]?.text.trim() ?? '')
   .filter((t) => t.length >= 15 && t.length <= 400);
-/** Ordinary calibration prompts joined until the text is `chars` long, `middle` among them. */
-function joined(chars: number, middle?: string): string {
-  const parts: string[] = [];
-  for (let n = 0; n < chars;) {
-    const t = pick(ordinary);
-    parts.push(t);
-    n += t.length + 1;
-  }
-  if (middle) parts.splice(Math.floor(parts.length / 2), 0, middle);
-  return parts.reduce((text, t) => text + pick([' ', '\n', '\n\n']) + t);
-}
+const joined = promptJoiner(ordinary, next);
 const long = {
   benign: await readInParts(
     Array.from({ length: LONG_TEXTS }, () => joined(LONG_MIN + next() * (LONG_MAX - LONG_MIN))),

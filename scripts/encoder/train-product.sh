@@ -12,6 +12,7 @@
 #      the point of custom rules by meaning on clinc150's validation split (calibrate-rules.ts),
 #      and the point of harm categories by meaning on the calib split (calibrate-harm-topics.ts),
 #      and the point of indirect injection in documents read in windows (calibrate-documents.ts),
+#      and the offset of harm read sentence by sentence in long prompts (calibrate-harm-parts.ts),
 #      and how far an answer goes along with its request, read by both models (calibrate-answers.ts)
 #      with the compliance head on the answer's embedding fitted first on the *train* split
 #      (train-comply-meaning.ts, ~2 min)
@@ -39,6 +40,7 @@ node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.j
 node --conditions=source --import tsx "$HERE/calibrate-rules.ts" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-documents.ts" "$BUILD/train-texts.jsonl" "$OUT"
+node --conditions=source --import tsx "$HERE/calibrate-harm-parts.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/train-comply-meaning.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-answers.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"

@@ -4,7 +4,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createDefaultEngine } from '../default-engine.js';
 import { testManifest } from '../testing/scripted-encoder.js';
-import { calibratedCompliance, complyMeaningLogit, loadEncoderManifest } from './encoder.js';
+import {
+  calibratedCompliance,
+  calibratedSentenceHarm,
+  complyMeaningLogit,
+  loadEncoderManifest,
+} from './encoder.js';
 
 /** A folder holding `encoder.json` with this text. */
 function manifestDir(text: string): string {
@@ -54,6 +59,13 @@ describe('loadEncoderManifest', () => {
     );
     expect(() => loadEncoderManifest(orphan)).toThrow(
       /comply\.meaning: a weight for comply_meaning/,
+    );
+  });
+
+  it('rejects an offset for the harm of sentences without the harm point it shifts', () => {
+    const orphan = manifestDir(JSON.stringify({ ...testManifest(), harm_parts: { b: -3 } }));
+    expect(() => loadEncoderManifest(orphan)).toThrow(
+      /harm_parts: an offset for the harm of sentences/,
     );
   });
 
@@ -115,5 +127,28 @@ describe('calibratedCompliance', () => {
       ),
     ).toBeNull();
     expect(calibratedCompliance(manifest, 0.3, undefined)).toBeNull();
+  });
+});
+
+describe('calibratedSentenceHarm', () => {
+  const harm = { static: 0.8, encoder: 0.5, b: 0.1, route_above: 0.06 };
+  const out = (p: number) => ({ probs: [0, 0, p, 0], embedding: new Float32Array(4) });
+  const lo = (p: number) => Math.log(p / (1 - p));
+
+  it("blends both models as the harm point does, at the sentences' own offset", () => {
+    const m = testManifest({ harm, harm_parts: { b: -3 } });
+    expect(calibratedSentenceHarm(m, 0.4, out(0.9))).toBeCloseTo(
+      1 / (1 + Math.exp(-(0.8 * lo(0.4) + 0.5 * lo(0.9) - 3))),
+      9,
+    );
+  });
+
+  it('is null without the offset, the harm point or a harm head', () => {
+    expect(calibratedSentenceHarm(testManifest({ harm }), 0.4, out(0.9))).toBeNull();
+    expect(
+      calibratedSentenceHarm(testManifest({ harm_parts: { b: -3 } }), 0.4, out(0.9)),
+    ).toBeNull();
+    const noHead = testManifest({ harm, harm_parts: { b: -3 }, heads: ['jailbreak'] });
+    expect(calibratedSentenceHarm(noHead, 0.4, out(0.9))).toBeNull();
   });
 });

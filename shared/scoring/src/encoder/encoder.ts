@@ -94,6 +94,15 @@ export interface EncoderManifest {
    */
   harm_general?: { at: number };
   /**
+   * Harm of a long input (one read in windows) read sentence by sentence: the sentences the static
+   * detector finds most harmful are each read by both models (`calibratedSentenceHarm`), with the
+   * `harm` blend at this offset instead of its own, so that the highest sentence of 1% of the long
+   * benign calibration prompts reaches the default violation threshold 0.5
+   * (calibrate-harm-parts.ts); the highest sentence can only raise the request's harm. Absent: a
+   * long input keeps the static detector's harm.
+   */
+  harm_parts?: { b: number };
+  /**
    * Indirect prompt injection in third-party content (tool results, documents): Platt scaling of
    * the injection head's highest logit over the windows a document is read in
    * (`sigmoid(a * logit(p) + b)`), shifted so that 1% of the calibration split's benign documents
@@ -152,6 +161,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z
       })
       .optional(),
     harm_general: z.object({ at: z.number().gt(0).lt(1) }).optional(),
+    harm_parts: z.object({ b: z.number() }).optional(),
     indirect: z.object({ a: z.number(), b: z.number(), route_above: z.number() }).optional(),
     comply: z
       .object({
@@ -165,6 +175,13 @@ const manifestSchema: z.ZodType<EncoderManifest> = z
     provenance: z.record(z.string(), z.unknown()).optional(),
   })
   .superRefine((m, ctx) => {
+    // The offset replaces the harm point's own: it means nothing without the point's weights.
+    if (m.harm_parts && !m.harm)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['harm_parts'],
+        message: 'an offset for the harm of sentences, without the harm point it shifts',
+      });
     if (m.comply_meaning && m.comply_meaning.w.length !== m.dims)
       ctx.addIssue({
         code: 'custom',
@@ -189,7 +206,6 @@ export function loadEncoderManifest(dir: string = defaultEncoderDir()): EncoderM
   return readManifest(path.join(dir, 'encoder.json'), manifestSchema, 'an encoder manifest');
 }
 
-/** Log-odds of a probability, kept finite. */
 /**
  * The logit of a linear head on an embedding, `w · e + b` (the multilingual reader's harm head, the
  * encoder's compliance by meaning).
@@ -200,6 +216,7 @@ export function linearLogit(head: { w: readonly number[]; b: number }, e: Float3
   return z;
 }
 
+/** Log-odds of a probability, kept finite. */
 export const logit = (p: number): number => {
   const q = Math.min(1 - 1e-7, Math.max(1e-7, p));
   return Math.log(q / (1 - q));
@@ -230,6 +247,20 @@ export function calibratedHarm(
   outs: readonly EncoderOutput[],
 ): number | null {
   return readByBoth(manifest.harm, staticScore, highestLogit(manifest, 'harm', outs));
+}
+
+/**
+ * The harm of one sentence of a long input (`harm_parts`) from the static detector's overall score
+ * of that sentence and the encoder's harm head on it; null when the manifest has no such offset.
+ */
+export function calibratedSentenceHarm(
+  manifest: EncoderManifest,
+  staticScore: number,
+  out: EncoderOutput,
+): number | null {
+  const point = manifest.harm &&
+    manifest.harm_parts && { ...manifest.harm, ...manifest.harm_parts };
+  return readByBoth(point || undefined, staticScore, highestLogit(manifest, 'harm', [out]));
 }
 
 /**

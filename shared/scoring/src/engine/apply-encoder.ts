@@ -10,6 +10,7 @@ import { HARM_CATEGORIES, type HarmOutput } from '../detectors.js';
 import {
   calibratedHarm,
   calibratedJailbreak,
+  calibratedSentenceHarm,
   cosine,
   embedHarmTopics,
   nearestHarmTopic,
@@ -24,7 +25,7 @@ import {
 import type { RulePlan } from '../router/rule-router.js';
 import type { MultilingualStage } from './apply-multilingual.js';
 import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
-import type { JailbreakStage, RequestAnalysis } from './evaluate-local.js';
+import type { HarmSentence, JailbreakStage, RequestAnalysis } from './evaluate-local.js';
 import { r3 } from './local-evaluation.js';
 
 /**
@@ -228,7 +229,9 @@ export interface EncoderVerdicts {
  * for inputs routed by the static jailbreak score. Harm (policies with harm rules): the user
  * input routed by either score gets the static and the encoder's harm together (`calibratedHarm`,
  * `withOverall`), for an input read whole and not disguised, or by its latest message
- * (`harmTarget`); on output the answer is then judged with that request. `read`: the embeddings
+ * (`harmTarget`); a long input read in windows by its most harmful sentences as well
+ * (`harmSentenceReads`, only raising the static harm); on output the answer is then judged with
+ * that request. `read`: the embeddings
  * of what it read of the input, which custom rules by meaning reuse.
  */
 export async function encoderStage(
@@ -256,6 +259,8 @@ export async function encoderStage(
       ? encoderReads(an, stage)
       : { texts: [], variants: [], inParts: false, windows: 0, flagged: 0, complete: true };
   const latest = byHarm ? target?.latest : undefined;
+  const sentences =
+    byJailbreak && target === null ? harmSentenceReads(an, stage.manifest, reads) : [];
   const topicsPoint = byHarm ? stage.manifest.harm_topics : undefined;
   let score: number;
   let harmScore: number | null = null;
@@ -263,7 +268,8 @@ export async function encoderStage(
   let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
-    const items = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])].map((text) => ({
+    const texts = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])];
+    const items = [...texts, ...sentences.map((s) => s.text)].map((text) => ({
       role: 'prompt' as const,
       text,
     }));
@@ -275,9 +281,14 @@ export async function encoderStage(
     score = Math.max(...input.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
     if (disguised || !reads.complete) score = Math.max(score, staticScore);
     // What harm read: the latest message, or the input itself (read whole, nothing decoded).
-    const harmRead = latest ? out.slice(-1) : input;
+    const harmRead = latest ? out.slice(texts.length - 1, texts.length) : input;
     if (byHarm && target)
       harmScore = calibratedHarm(encoder.manifest, target.harm.any.score, harmRead);
+    sentences.forEach((s, i) => {
+      const o = out[texts.length + i];
+      const h = o ? calibratedSentenceHarm(encoder.manifest, s.harm, o) : null;
+      if (h !== null) harmScore = Math.max(harmScore ?? 0, h);
+    });
     if (topicsPoint && harmScore !== null) {
       // The descriptions are read once per stage, by the first request that needs them.
       let embedded = topicEmbeddings.get(stage);
@@ -311,6 +322,8 @@ export async function encoderStage(
       : `cascade: static score at or above ${routeAbove.toPrecision(2)}`,
     ...how,
   ].join('; ');
+  // The sentences of a long input, like the latest message of a conversation, only add.
+  const adds = latest !== undefined || sentences.length > 0;
   return {
     ...(byJailbreak
       ? {
@@ -322,12 +335,31 @@ export async function encoderStage(
       : {}),
     ...(an.requestHarm && harmScore !== null
       ? {
-          harm: withOverall(an.requestHarm, harmScore, latest !== undefined),
+          harm: withOverall(an.requestHarm, harmScore, adds),
           ...(harmTopic ? { harmTopic } : {}),
         }
       : {}),
     ...(read.length > 0 ? { read } : {}),
   };
+}
+
+/**
+ * The sentences read for the harm of a long input (`harm_parts`), given what is read of it
+ * (`reads`): for an input read whole in windows, plain (nothing decoded), in a policy with harm
+ * rules, those of its sentences the static detector finds most harmful
+ * (`RequestAnalysis.harmSentences`) that reach the harm routing point, in mode `all` as in the
+ * cascade (the offset was fitted on what this reads). None otherwise: a longer input is read by
+ * its opening and end, a conversation by its latest message (`harmTarget`).
+ */
+export function harmSentenceReads(
+  an: RequestAnalysis,
+  manifest: EncoderManifest,
+  reads: EncoderReads,
+): HarmSentence[] {
+  const { harm: point, harm_parts: parts } = manifest;
+  if (!point || !parts || !an.policy.readsHarm || !an.requestHarm) return [];
+  if (reads.windows < 2 || an.jailbreakVariants.length > 0) return [];
+  return an.harmSentences().filter((s) => s.harm >= point.route_above);
 }
 
 /** The embedded descriptions of the harm categories (`harm_topics`), per stage, read once. */

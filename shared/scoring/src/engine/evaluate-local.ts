@@ -1,7 +1,7 @@
 /** One request through normalisation, detectors, scanners and the rule router: the local verdicts. */
 import type { Detectors, HarmCategory, HarmOutput, Span } from '../detectors.js';
 import type { EncoderMode, HarmTopic } from '../encoder/encoder.js';
-import { MAX_SEGMENT_CHARS } from '../ml/features.js';
+import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
 import type { ScoreRequest } from '../engine-types.js';
 import { scoreRule, type RuleContext } from '../router/score-rule.js';
 import type { RulePlan } from '../router/rule-router.js';
@@ -43,6 +43,35 @@ export interface LocalEvaluationDeps {
   generalHarmAt?: number;
 }
 
+/** A sentence of a long input and the static detector's overall harm of it. */
+export interface HarmSentence {
+  text: string;
+  harm: number;
+}
+
+/**
+ * Longest piece of a long input read for its harm as one sentence: a request the harm heads
+ * learnt is a sentence or two, and one inside a story or a scenario is diluted in a whole window.
+ */
+export const HARM_SENTENCE_CHARS = 200;
+
+/** Sentences of one long input read for its harm, at most (each one encoder read). */
+export const MAX_HARM_SENTENCES = 4;
+
+/**
+ * The sentences and lines of `text` (one over HARM_SENTENCE_CHARS characters cut into pieces of
+ * that length) with the highest overall static harm, at most
+ * MAX_HARM_SENTENCES, highest first (ties in text order).
+ */
+export function sentencesOf(text: string, detectors: Detectors): HarmSentence[] {
+  return segmentText(text, HARM_SENTENCE_CHARS, false)
+    .map((seg) => text.slice(seg.start, seg.end).trim())
+    .filter((t) => t.length > 0)
+    .map((t) => ({ text: t, harm: detectors.harm(t, 'prompt').any.score }))
+    .sort((x, y) => y.harm - x.harm)
+    .slice(0, MAX_HARM_SENTENCES);
+}
+
 /** The jailbreak score from the encoder stage (apply-encoder.ts), replacing the static one. */
 export interface JailbreakStage {
   score: number;
@@ -80,6 +109,12 @@ export interface RequestAnalysis {
    * static pass over that message), since only the encoder stage asks, and only then.
    */
   latestRequest: () => { text: string; harm: HarmOutput } | null;
+  /**
+   * The sentences of the user input the static detector finds most harmful (`sentencesOf`), with
+   * their overall static harm: what the encoder stage reads for the harm of a long input read in
+   * windows (apply-encoder.ts, `harm_parts`). Worked out on first call, since only it asks.
+   */
+  harmSentences: () => HarmSentence[];
   /**
    * Whether the encoder stage read the request's harm with the static detector (`withRequestHarm`);
    * `staticHarm` is then the static detector's overall score of `harm`.
@@ -179,6 +214,8 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
   let latest: ReturnType<RequestAnalysis['latestRequest']> | undefined;
   const latestRequest = () =>
     latest !== undefined ? latest : (latest = latestOf(parts, vocabulary, detectors));
+  let sentences: HarmSentence[] | undefined;
+  const harmSentences = () => (sentences ??= sentencesOf(userAn.norm.canonical, detectors));
   const { harm, context: outputContext } = input
     ? { harm: checkedHarm, context: null }
     : harmInContext(detectors, checkedHarm, requestHarm, checkedAn);
@@ -220,6 +257,7 @@ export function analyseRequest(request: ScoreRequest, deps: LocalEvaluationDeps)
     harm,
     requestHarm,
     latestRequest,
+    harmSentences,
     harmFrom: 'static',
     staticHarm: harm?.any.score ?? 0,
     outputContext,

@@ -27,6 +27,22 @@ describe('segmentText', () => {
     expect(segs.some((s) => s.includes('Note to the AI') && s.length < 200)).toBe(true);
   });
 
+  it('without merging, gives each sentence and line a segment of its own, cut at the limit', () => {
+    const text = 'One short. Two short! Three?\nA line ' + 'y'.repeat(250);
+    const segs = segmentText(text, 200, false).map((s) => text.slice(s.start, s.end).trim());
+    expect(segs).toEqual([
+      'One short.',
+      'Two short!',
+      'Three?',
+      `A line ${'y'.repeat(193)}`,
+      'y'.repeat(57),
+    ]);
+    // merged, the three sentences share one segment
+    expect(segmentText(text, 200).map((s) => text.slice(s.start, s.end))[0]).toBe(
+      'One short. Two short! Three?\n',
+    );
+  });
+
   it('returns one segment for empty text', () => {
     expect(segmentText('')).toEqual([{ start: 0, end: 0 }]);
   });

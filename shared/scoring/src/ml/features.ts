@@ -38,11 +38,16 @@ function isTerminal(c: number): boolean {
 }
 
 /**
- * Splits text into segments of at most MAX_SEGMENT_CHARS UTF-16 units at line and sentence
- * boundaries. Detectors score each segment and take the maximum, so an instruction hidden in
- * the middle of a long document is not averaged away, and the winning segment is the evidence.
+ * Splits text into segments of at most `maxChars` (MAX_SEGMENT_CHARS) UTF-16 units at line and
+ * sentence boundaries; with `merge` false, each sentence or line is a segment of its own.
+ * Detectors score each segment and take the maximum, so an instruction hidden in the middle of a
+ * long document is not averaged away, and the winning segment is the evidence.
  */
-export function segmentText(text: string, maxChars = MAX_SEGMENT_CHARS): TextSegment[] {
+export function segmentText(
+  text: string,
+  maxChars = MAX_SEGMENT_CHARS,
+  merge = true,
+): TextSegment[] {
   const n = text.length;
   // Pieces end after a newline or after sentence punctuation followed by whitespace; each piece
   // remembers the length of the line it belongs to.
@@ -77,6 +82,7 @@ export function segmentText(text: string, maxChars = MAX_SEGMENT_CHARS): TextSeg
       for (let a = p.start; a < p.end; a += maxChars)
         out.push({ start: a, end: Math.min(p.end, a + maxChars) });
     } else if (
+      merge &&
       cur &&
       cur.end - cur.start + len <= maxChars &&
       // Lines of SHORT_LINE or more stand alone (a planted instruction is not diluted by its
