@@ -80,7 +80,7 @@ async function sentenceLogit(text: string): Promise<{ z: number; staticFlags: bo
     deps,
   );
   const r = encoderReads(an, stage);
-  if (r.windows < 2) return null; // not read in windows: no sentences read either
+  if (!r.inParts || !r.covered) return null; // not read in windows: no sentences read either
   const sentences = harmSentenceReads(an, stage.manifest, r);
   const out = await encoder.encode(
     sentences.map((s) => ({ role: 'prompt' as const, text: s.text })),

@@ -52,6 +52,8 @@ export interface EncoderReads {
   inParts: boolean;
   /** Windows the input was read in (1: as it is, or by its opening and end). */
   windows: number;
+  /** Every part of the input was read: as it is, or in windows that each fit the encoder. */
+  covered: boolean;
   /** Segments the static detector flagged, read besides the opening and end of a very long input. */
   flagged: number;
   /** False when the flagged segments were too many to read: the static score then stands. */
@@ -76,17 +78,18 @@ export function encoderReads(
     variants: an.jailbreakVariants,
     inParts: false,
     windows: 1,
+    covered: true,
     flagged: 0,
     complete: true,
   };
   const sj = an.staticJailbreak;
   if (readWhole(an)) return whole;
-  const long = { ...whole, inParts: true };
+  const long = { ...whole, inParts: true, covered: false };
   const text = an.userAn.norm.canonical;
   const budget = windowBudget(stage);
   const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
   const windows = textWindows(text, stage);
-  if (windows) return { ...long, texts: windows, windows: windows.length };
+  if (windows) return { ...long, texts: windows, windows: windows.length, covered: true };
   const flagged: Piece[] = [];
   for (const p of fit(sj.spans)) {
     // Lazy: a long text can have hundreds of flagged segments; one past the limit is enough.
@@ -257,7 +260,15 @@ export async function encoderStage(
   const reads: EncoderReads =
     byJailbreak || target?.latest === undefined
       ? encoderReads(an, stage)
-      : { texts: [], variants: [], inParts: false, windows: 0, flagged: 0, complete: true };
+      : {
+          texts: [],
+          variants: [],
+          inParts: false,
+          windows: 0,
+          covered: false,
+          flagged: 0,
+          complete: true,
+        };
   const latest = byHarm ? target?.latest : undefined;
   const sentences =
     byJailbreak && target === null ? harmSentenceReads(an, stage.manifest, reads) : [];
@@ -345,11 +356,12 @@ export async function encoderStage(
 
 /**
  * The sentences read for the harm of a long input (`harm_parts`), given what is read of it
- * (`reads`): for an input read whole in windows, plain (nothing decoded), in a policy with harm
- * rules, those of its sentences the static detector finds most harmful
- * (`RequestAnalysis.harmSentences`) that reach the harm routing point, in mode `all` as in the
- * cascade (the offset was fitted on what this reads). None otherwise: a longer input is read by
- * its opening and end, a conversation by its latest message (`harmTarget`).
+ * (`reads`): for an input too long to read as it is (over 400 characters) and read in windows
+ * (one or more), plain (nothing decoded), in a policy with harm rules, those of its sentences the
+ * static detector finds most harmful (`RequestAnalysis.harmSentences`) that reach the harm routing
+ * point, in mode `all` as in the cascade (the offset was fitted on what this reads). None
+ * otherwise: a longer input is read by its opening and end, a conversation by its latest message
+ * (`harmTarget`).
  */
 export function harmSentenceReads(
   an: RequestAnalysis,
@@ -358,7 +370,7 @@ export function harmSentenceReads(
 ): HarmSentence[] {
   const { harm: point, harm_parts: parts } = manifest;
   if (!point || !parts || !an.policy.readsHarm || !an.requestHarm) return [];
-  if (reads.windows < 2 || an.jailbreakVariants.length > 0) return [];
+  if (!reads.inParts || !reads.covered || an.jailbreakVariants.length > 0) return [];
   return an.harmSentences().filter((s) => s.harm >= point.route_above);
 }
 
