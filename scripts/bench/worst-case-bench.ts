@@ -8,12 +8,15 @@
  * about 20 at 200 KB when it is quadratic. `--check` exits 1 when a shape's flatness exceeds 3.
  *
  * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200] [-- --encoder MODE]
- *                                 [-- --no-multilingual] [-- --tool-result | --answer]
+ *                                 [-- --encoder-dir DIR] [-- --no-multilingual]
+ *                                 [-- --tool-result | --answer]
  *
  * Without --encoder: the static detectors alone (the synchronous path). With --encoder off,
  * cascade or all: the default engine's asynchronous path with the jailbreak encoder stage in that
- * mode, run on this thread; with it, requests in other languages up to 400 characters are also read
- * by the multilingual reader (when installed) unless --no-multilingual (sizes under 0.4 reach it).
+ * mode, run on this thread (--encoder-dir: the encoder and its encoder.json from DIR instead of the
+ * shipped one, to compare two manifests); with it, requests in other languages up to 400
+ * characters are also read by the multilingual reader (when installed) unless --no-multilingual
+ * (sizes under 0.4 reach it).
  * --tool-result sends the text as a tool result after a short request instead of as the user's
  * message: what the encoder stage reads in windows for indirect injection (apply-documents.ts).
  * --answer sends it as the model's answer to a harmful request (the output phase: the answer is
@@ -87,6 +90,9 @@ const SHAPES: Shape[] = [
     },
   },
   { name: "one-letter words ('a a a ...')", make: (n) => fill('a ', n) },
+  // The most sentences per KB: each one scored by the static harm head when the input is read in
+  // windows and the encoder reads long inputs sentence by sentence (harm_parts).
+  { name: "one-letter sentences ('a. a. ...')", make: (n) => fill('a. ', n) },
   { name: "combining marks ('e' + U+0301)", make: (n) => fill('e\u0301', n) },
   {
     name: 'zalgo (3-6 stacked marks per letter)',
@@ -138,6 +144,11 @@ async function main(): Promise<void> {
   const encoderArg = args.includes('--encoder') ? args[args.indexOf('--encoder') + 1] : undefined;
   if (encoderArg !== undefined && !['off', 'cascade', 'all'].includes(encoderArg))
     throw new Error(`bad --encoder "${encoderArg}" (off, cascade or all)`);
+  const encoderDir = args.includes('--encoder-dir')
+    ? args[args.indexOf('--encoder-dir') + 1]
+    : undefined;
+  if (encoderDir !== undefined && encoderArg === undefined)
+    throw new Error('--encoder-dir needs --encoder MODE');
   const check = args.includes('--check');
   const sizes = parseSizes(args);
   const preset = 'Basic Content Safety';
@@ -161,6 +172,7 @@ async function main(): Promise<void> {
         // bound to measure is that of distinct windows, which an attacker can always send.
         encoder: {
           mode: encoderMode,
+          ...(encoderDir ? { dir: encoderDir } : {}),
           multilingual: !args.includes('--no-multilingual'),
           cache: 0,
         },

@@ -6,12 +6,14 @@
  *
  * A long input (read in windows) gets its harm from its most harmful sentences too: each is read
  * by both models with the `harm` blend (calibrate.ts), at an offset of its own instead of the
- * blend's. The offset is set so that BUDGET (1%) of the long benign calibration prompts have a
- * sentence that reaches the default violation threshold 0.5, on each of two sets, the stricter
- * offset kept: LONG_TEXTS prompts joined from the ordinary benign calibration prompts (LONG_MIN to
- * LONG_MAX characters, fixed seed; as calibrate.ts holds the jailbreak parts) and the calibration
- * split's own benign prompts too long to read whole. Sentences are chosen as the engine chooses
- * them (evaluate-local.ts `sentencesOf`, apply-encoder.ts `harmSentenceReads`), through the
+ * blend's. The offset holds each sentence read of LONG_TEXTS long benign prompts to the budget of
+ * one prompt (BUDGET, 1%, reach the default violation threshold 0.5), as calibrate.ts holds each
+ * window of such prompts for jailbreaks (`jailbreak_parts`). The prompts are joined from the
+ * ordinary benign calibration prompts (LONG_MIN to LONG_MAX characters, fixed seed); the offset is
+ * never more lenient than the blend's own, nor than one that holds the split's own long benign
+ * prompts (whole) to 1% when it has 200 of them. Also reported: the offset holding each joined
+ * prompt (its highest sentence) to 1%. Sentences are chosen as the engine chooses them
+ * (evaluate-local.ts `sentencesOf`, apply-encoder.ts `harmSentenceReads`), through the
  * preset Basic Content Safety. Also reported (not fitted on; not a quality claim): harmful
  * calibration requests between two runs of ordinary prompts, and long calibration jailbreaks,
  * caught by their sentences and by the static detector. Adds `harm_parts` (and its provenance)
@@ -70,11 +72,17 @@ const stage = {
 };
 
 let reads = 0;
-/**
- * The highest logit over a text's sentences of the harm blend without its offset (-Infinity when
- * no sentence is read), and whether the static detector flags the whole text.
- */
-async function sentenceLogit(text: string): Promise<{ z: number; staticFlags: boolean } | null> {
+/** What a long text's sentences read: see `Read`. */
+interface Read {
+  /** The logit of the harm blend without its offset, per sentence read. */
+  zs: number[];
+  /** The highest of `zs` (-Infinity when no sentence is read). */
+  z: number;
+  /** The static detector's overall harm of the whole text reaches 0.5. */
+  staticFlags: boolean;
+}
+/** What the engine reads of `text`'s sentences; null when it does not read it in windows. */
+async function sentenceLogit(text: string): Promise<Read | null> {
   const an = analyseRequest(
     { messages: [{ role: 'user', content: text }], ...policy, reasoning_mode: 'off' },
     deps,
@@ -86,16 +94,13 @@ async function sentenceLogit(text: string): Promise<{ z: number; staticFlags: bo
     sentences.map((s) => ({ role: 'prompt' as const, text: s.text })),
   );
   reads += out.length;
-  const z = Math.max(
-    -Infinity,
-    ...sentences.map(
-      (s, i) => point!.static * logit(s.harm) + point!.encoder * logit(out[i]?.probs[HARM] ?? 0),
-    ),
+  const zs = sentences.map(
+    (s, i) => point!.static * logit(s.harm) + point!.encoder * logit(out[i]?.probs[HARM] ?? 0),
   );
-  return { z, staticFlags: (an.harm?.any.score ?? 0) >= 0.5 };
+  return { zs, z: Math.max(-Infinity, ...zs), staticFlags: (an.harm?.any.score ?? 0) >= 0.5 };
 }
-async function readAll(texts: string[]): Promise<{ z: number; staticFlags: boolean }[]> {
-  const out: { z: number; staticFlags: boolean }[] = [];
+async function readAll(texts: string[]): Promise<Read[]> {
+  const out: Read[] = [];
   for (const t of texts) {
     const s = await sentenceLogit(t);
     if (s) out.push(s);
@@ -129,26 +134,27 @@ const sets = {
 };
 await encoder.close();
 
-/**
- * The offset that leaves BUDGET of `xs`' texts with a sentence at 0.5 or above (Infinity when
- * fewer texts than that have a sentence read at all).
- */
-function offsetFor(xs: { z: number }[]): number {
-  const zs = xs.map((x) => x.z).sort((p, q) => q - p);
-  return -(zs[Math.floor(BUDGET * zs.length)] ?? -Infinity);
+/** The offset at which BUDGET of `zs` reach 0 (Infinity when fewer than that are finite). */
+function offsetFor(zs: number[]): number {
+  return -([...zs].sort((p, q) => q - p)[Math.floor(BUDGET * zs.length)] ?? -Infinity);
 }
-const offsets = { joined: offsetFor(sets.joined), long_benign: offsetFor(sets.long_benign) };
-// The strictest of the two and the prompts' own point (a lower offset flags fewer): a sentence is
-// never read more leniently than a short request. A set too small to hold 1% is not used.
+const offsets = {
+  // Each sentence read of the joined prompts held to the budget of one prompt, as each window of a
+  // long input is for jailbreaks (calibrate.ts, `jailbreak_parts`): the point.
+  joined_sentences: offsetFor(sets.joined.flatMap((x) => x.zs)),
+  // Reported: each whole joined prompt held to it instead (its highest sentence).
+  joined_texts: offsetFor(sets.joined.map((x) => x.z)),
+  // The split's own long benign prompts, each held to it, when there are enough of them.
+  long_benign: offsetFor(sets.long_benign.map((x) => x.z)),
+};
+// Never more lenient than a short request's own point, nor than the split's own long prompts allow.
 const b = Math.min(
   point.b,
-  offsets.joined,
+  offsets.joined_sentences,
   ...(sets.long_benign.length >= 200 ? [offsets.long_benign] : []),
 );
-const share = (
-  xs: { z: number; staticFlags: boolean }[],
-  f: (x: { z: number; staticFlags: boolean }) => boolean,
-) => Number((xs.filter(f).length / Math.max(1, xs.length)).toFixed(4));
+const share = (xs: Read[], f: (x: Read) => boolean) =>
+  Number((xs.filter(f).length / Math.max(1, xs.length)).toFixed(4));
 const report = Object.fromEntries(
   Object.entries(sets).map(([k, xs]) => [
     k,

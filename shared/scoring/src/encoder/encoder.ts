@@ -96,10 +96,10 @@ export interface EncoderManifest {
   /**
    * Harm of a long input (one read in windows) read sentence by sentence: the sentences the static
    * detector finds most harmful are each read by both models (`calibratedSentenceHarm`), with the
-   * `harm` blend at this offset instead of its own, so that the highest sentence of 1% of the long
-   * benign calibration prompts reaches the default violation threshold 0.5
-   * (calibrate-harm-parts.ts); the highest sentence can only raise the request's harm. Absent: a
-   * long input keeps the static detector's harm.
+   * `harm` blend at this offset instead of its own, so that 1% of the sentences read of long benign
+   * calibration prompts reach the default violation threshold 0.5, as each window of such prompts
+   * is held for jailbreaks (`jailbreak_parts`; calibrate-harm-parts.ts). The highest sentence can
+   * only raise the request's harm. Absent: a long input keeps the static detector's harm.
    */
   harm_parts?: { b: number };
   /**
