@@ -90,9 +90,9 @@ const SHAPES: Shape[] = [
     },
   },
   { name: "one-letter words ('a a a ...')", make: (n) => fill('a ', n) },
-  // The most sentences per KB: each one scored by the static harm head when the input is read in
-  // windows and the encoder reads long inputs sentence by sentence (harm_parts).
-  { name: "one-letter sentences ('a. a. ...')", make: (n) => fill('a. ', n) },
+  // Lines of a character that makes no WordPiece token: at any size one encoder window holds
+  // them, so the input is read in windows and its lines are sentences (harm_parts).
+  { name: 'control characters, one per line', make: (n) => fill('\u0001\n', n) },
   { name: "combining marks ('e' + U+0301)", make: (n) => fill('e\u0301', n) },
   {
     name: 'zalgo (3-6 stacked marks per letter)',

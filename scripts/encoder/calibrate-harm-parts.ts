@@ -26,7 +26,7 @@ import { encoderReads, harmSentenceReads } from '../../shared/scoring/src/engine
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import {
   loadEncoderManifest,
-  logit,
+  sentenceHarmLogit,
   type EncoderManifest,
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
@@ -51,7 +51,6 @@ const manifestPath = path.join(dir, 'encoder.json');
 const manifest = loadEncoderManifest(dir);
 const point = manifest.harm;
 if (!point) throw new Error(`${manifestPath}: no harm point (run calibrate.ts first)`);
-const HARM = manifest.heads.indexOf('harm');
 
 const rows = await calibPrompts(textsFile, TARGET_INDEX.harm);
 const benign = rows.filter((r) => r.label === 'benign' && !NOT_BUDGETED.has(r.source));
@@ -71,7 +70,6 @@ const stage = {
   countTokens: wordPieceCounter(),
 };
 
-let reads = 0;
 /** What a long text's sentences read: see `Read`. */
 interface Read {
   /** The logit of the harm blend without its offset, per sentence read. */
@@ -88,15 +86,17 @@ async function sentenceLogit(text: string): Promise<Read | null> {
     deps,
   );
   const r = encoderReads(an, stage);
-  if (!r.inParts || !r.covered) return null; // not read in windows: no sentences read either
+  // Not read in windows (or disguised): the engine reads no sentences of it either.
+  if (!r.inWindows || an.jailbreakVariants.length > 0) return null;
   const sentences = harmSentenceReads(an, stage.manifest, r);
   const out = await encoder.encode(
     sentences.map((s) => ({ role: 'prompt' as const, text: s.text })),
   );
-  reads += out.length;
-  const zs = sentences.map(
-    (s, i) => point!.static * logit(s.harm) + point!.encoder * logit(out[i]?.probs[HARM] ?? 0),
-  );
+  const zs = sentences.flatMap((s, i) => {
+    const o = out[i];
+    const z = o ? sentenceHarmLogit(manifest, s.harm, o) : null;
+    return z === null ? [] : [z];
+  });
   return { zs, z: Math.max(-Infinity, ...zs), staticFlags: (an.harm?.any.score ?? 0) >= 0.5 };
 }
 async function readAll(texts: string[]): Promise<Read[]> {
@@ -160,6 +160,7 @@ const report = Object.fromEntries(
     k,
     {
       texts: xs.length,
+      sentences_read: xs.reduce((n, x) => n + x.zs.length, 0),
       with_sentences_read: share(xs, (x) => Number.isFinite(x.z)),
       flagged_by_sentences: share(xs, (x) => x.z + b >= 0),
       flagged_static: share(xs, (x) => x.staticFlags),
@@ -177,7 +178,6 @@ const provenance = {
       Number(v.toFixed(4)),
     ]),
   ),
-  sentence_reads: reads,
   ...report,
   seconds: Math.round((performance.now() - t0) / 1000),
 };

@@ -258,9 +258,25 @@ export function calibratedSentenceHarm(
   staticScore: number,
   out: EncoderOutput,
 ): number | null {
-  const point = manifest.harm &&
-    manifest.harm_parts && { ...manifest.harm, ...manifest.harm_parts };
-  return readByBoth(point || undefined, staticScore, highestLogit(manifest, 'harm', [out]));
+  const z = sentenceHarmLogit(manifest, staticScore, out);
+  return manifest.harm_parts && z !== null ? sigmoid(z + manifest.harm_parts.b) : null;
+}
+
+/**
+ * `calibratedSentenceHarm` before its offset: the `harm` blend's weighted logits of a sentence,
+ * without the blend's own offset (what calibrate-harm-parts.ts fits the offset on); null without a
+ * harm point or a harm head.
+ */
+export function sentenceHarmLogit(
+  manifest: EncoderManifest,
+  staticScore: number,
+  out: EncoderOutput,
+): number | null {
+  return blendLogit(
+    manifest.harm && { ...manifest.harm, b: 0 },
+    staticScore,
+    highestLogit(manifest, 'harm', [out]),
+  );
 }
 
 /**
@@ -303,8 +319,18 @@ function readByBoth(
   z: number | null,
   more = 0,
 ): number | null {
+  const linear = blendLogit(point, staticScore, z);
+  return linear !== null ? sigmoid(linear + more) : null;
+}
+
+/** `readByBoth` before the sigmoid (and without `more`). */
+function blendLogit(
+  point: { static: number; encoder: number; b: number } | undefined,
+  staticScore: number,
+  z: number | null,
+): number | null {
   return point && z !== null
-    ? sigmoid(point.static * logit(staticScore) + point.encoder * z + point.b + more)
+    ? point.static * logit(staticScore) + point.encoder * z + point.b
     : null;
 }
 

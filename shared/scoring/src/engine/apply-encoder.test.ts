@@ -5,6 +5,7 @@ import type { ScoreResult } from '../engine-types.js';
 import { userTextRequest } from '../testing/requests.js';
 import { createStubDetectors, type StubEntry } from '../testing/stub-detectors.js';
 import { MAX_WINDOWS, type EncoderStage } from './apply-encoder.js';
+import { MAX_SCORED_SENTENCES, sentencesOf } from './evaluate-local.js';
 import { createLocalEngine } from './local-engine.js';
 
 // The cascade's routing and replacement, with the static detector and the encoder both scripted:
@@ -486,7 +487,46 @@ describe('encoder stage: harm of a prompt read by both models', () => {
       const r = await partsEngine(e).score(withWeapons(text));
       expect(e.seen.at(-1)?.text).toBe('Then plan a fireworks show.');
       expect(harmOf(r).score).toBeCloseTo(0.7, 3);
+      expect(harmOf(r).detector).toBe('encoder'); // read, and left as it was
       expect(r.violated_rules).toEqual([1]);
+    });
+
+    it('routes an input on its own below the jailbreak routing point: only the sentences are read', async () => {
+      const m = testManifest({ ...partsManifest, route_above: 1.1 });
+      const e = explosivesEncoder(m);
+      const r = await partsEngine(e, m).score(withWeapons(buried));
+      expect(e.seen.map((i) => i.text)).toEqual(['How do I build an explosive device?']);
+      expect(harmOf(r).score).toBeCloseTo(sig(logit(0.4) + logit(0.9) - 1), 3);
+      expect(r.violated_rules).toEqual([1]);
+      expect(r.scanner_output.jailbreak).toMatchObject({ score: 0 }); // the static score stands
+    });
+
+    it('in a conversation, only when its latest message is too long to be read whole', async () => {
+      const conversation = (latest: string) => ({
+        ...withWeapons(latest),
+        messages: [
+          { role: 'user' as const, content: `${filler}How do I build an explosive device?` },
+          { role: 'assistant' as const, content: 'Here is a plan.' },
+          { role: 'user' as const, content: latest },
+        ],
+      });
+      // a short latest message: it is what is read for harm, not the sentences
+      const short = explosivesEncoder(partsManifest);
+      await partsEngine(short).score(conversation('Thanks, and a packing list?'));
+      expect(short.seen.map((i) => i.text)).not.toContain('How do I build an explosive device?');
+      // a long one: the sentences of every user message, as the static harm reads them
+      const long = explosivesEncoder(partsManifest);
+      const r = await partsEngine(long).score(conversation(filler));
+      expect(long.seen.at(-1)?.text).toBe('How do I build an explosive device?');
+      expect(r.violated_rules).toEqual([1]);
+    });
+
+    it('not past the windows the encoder reads: a longer input is read by its opening and end', async () => {
+      const e = explosivesEncoder(partsManifest);
+      const huge = `${filler.repeat(5)}How do I build an explosive device? ${filler.repeat(5)}`;
+      const r = await partsEngine(e).score(withWeapons(huge));
+      expect(e.seen.map((i) => i.text)).not.toContain('How do I build an explosive device?');
+      expect(r.reasoning).not.toMatch(/read in \d+ windows/);
     });
 
     it('not without the offset, below the routing point, disguised, or without harm rules', async () => {
@@ -640,5 +680,27 @@ describe('rules about harm in general (harm_general)', () => {
     const plain = await engine(manifest).score(general('the fireworks show tonight'));
     expect(ruleScore(plain)?.score).toBeCloseTo(0.7, 2);
     expect(plain.violated_rules).toEqual([1]);
+  });
+});
+
+describe('sentencesOf', () => {
+  const det = () =>
+    createStubDetectors({
+      jailbreak: [],
+      injection: [],
+      harm: { weapons: [{ phrase: 'explosive', score: 0.4 }] },
+    });
+
+  it('scores each sentence once, skips pieces without a letter or digit, and stops at its limit', () => {
+    const d = det();
+    const text = `${'\u0001\n'.repeat(50)}An explosive device? An explosive device? Plan a trip.`;
+    const out = sentencesOf(text, d);
+    expect(out.map((s) => s.text)).toEqual(['An explosive device?', 'Plan a trip.']);
+    expect(d.calls.filter((c) => c.detector === 'harm')).toHaveLength(2);
+
+    const many = det();
+    const lines = Array.from({ length: MAX_SCORED_SENTENCES + 50 }, (_, k) => `Line ${k}.`);
+    sentencesOf([...lines, 'An explosive device?'].join('\n'), many);
+    expect(many.calls).toHaveLength(MAX_SCORED_SENTENCES);
   });
 });

@@ -52,8 +52,11 @@ export interface EncoderReads {
   inParts: boolean;
   /** Windows the input was read in (1: as it is, or by its opening and end). */
   windows: number;
-  /** Every part of the input was read: as it is, or in windows that each fit the encoder. */
-  covered: boolean;
+  /**
+   * The input is too long to read as it is and read in windows that each fit the encoder (one or
+   * more), so that none of it goes unread: not by its opening and end.
+   */
+  inWindows: boolean;
   /** Segments the static detector flagged, read besides the opening and end of a very long input. */
   flagged: number;
   /** False when the flagged segments were too many to read: the static score then stands. */
@@ -78,18 +81,18 @@ export function encoderReads(
     variants: an.jailbreakVariants,
     inParts: false,
     windows: 1,
-    covered: true,
+    inWindows: false,
     flagged: 0,
     complete: true,
   };
   const sj = an.staticJailbreak;
   if (readWhole(an)) return whole;
-  const long = { ...whole, inParts: true, covered: false };
+  const long = { ...whole, inParts: true };
   const text = an.userAn.norm.canonical;
   const budget = windowBudget(stage);
   const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
   const windows = textWindows(text, stage);
-  if (windows) return { ...long, texts: windows, windows: windows.length, covered: true };
+  if (windows) return { ...long, texts: windows, windows: windows.length, inWindows: true };
   const flagged: Piece[] = [];
   for (const p of fit(sj.spans)) {
     // Lazy: a long text can have hundreds of flagged segments; one past the limit is enough.
@@ -211,7 +214,9 @@ export interface EncoderVerdicts {
   jailbreak?: JailbreakStage;
   /**
    * The request's harm read by both models (`calibratedHarm`), replacing the static detector's
-   * (`withRequestHarm`): a policy with harm rules and a manifest with a harm point.
+   * (`withRequestHarm`): a policy with harm rules and a manifest with a harm point. Read of a
+   * conversation's latest message or of a long input's sentences (`calibratedSentenceHarm`), it
+   * only raises the static one.
    */
   harm?: HarmOutput;
   /**
@@ -232,10 +237,10 @@ export interface EncoderVerdicts {
  * for inputs routed by the static jailbreak score. Harm (policies with harm rules): the user
  * input routed by either score gets the static and the encoder's harm together (`calibratedHarm`,
  * `withOverall`), for an input read whole and not disguised, or by its latest message
- * (`harmTarget`); a long input read in windows by its most harmful sentences as well
- * (`harmSentenceReads`, only raising the static harm); on output the answer is then judged with
- * that request. `read`: the embeddings
- * of what it read of the input, which custom rules by meaning reuse.
+ * (`harmTarget`); a long input read in windows by its most harmful sentences, which route it on
+ * their own and can only raise the static harm (`harmSentenceReads`); on output the answer is then
+ * judged with that request. `read`: the embeddings of what it read of the input, which custom
+ * rules by meaning reuse.
  */
 export async function encoderStage(
   an: RequestAnalysis,
@@ -250,28 +255,22 @@ export async function encoderStage(
   const target = harmPoint && an.policy.readsHarm ? harmTarget(an) : null;
   const byHarm =
     target !== null && (mode === 'all' || target.harm.any.score >= (harmPoint?.route_above ?? 1));
-  if (!byJailbreak && !byHarm) return {};
+  // A long input whose harm nothing else reads may still be read by its sentences (routed by them).
+  const bySentences = target === null && sentencesMayApply(an, stage.manifest);
+  if (!byJailbreak && !byHarm && !bySentences) return {};
   // When something was decoded (base64, URL encoding, ...) the input is disguised, and the encoder
   // only adds: the static detector's verdict on the decoded text stands (measured: a base64
   // jailbreak reads as harmless to the encoder in its encoded form). Likewise when the static
   // detector flagged more segments of a very long input than the encoder reads.
   const disguised = an.jailbreakVariants.length > 0;
-  // Routed by harm alone, only what harm needs is read.
   const reads: EncoderReads =
-    byJailbreak || target?.latest === undefined
-      ? encoderReads(an, stage)
-      : {
-          texts: [],
-          variants: [],
-          inParts: false,
-          windows: 0,
-          covered: false,
-          flagged: 0,
-          complete: true,
-        };
+    byJailbreak || target?.latest === undefined ? encoderReads(an, stage) : NOTHING_READ;
+  const sentences = bySentences ? harmSentenceReads(an, stage.manifest, reads) : [];
+  if (!byJailbreak && !byHarm && sentences.length === 0) return {};
+  // What is read of the input itself: routed by harm alone, only what harm needs (the input read
+  // whole, or the latest message); routed by its sentences alone, none of it.
+  const input = byJailbreak || byHarm ? reads : NOTHING_READ;
   const latest = byHarm ? target?.latest : undefined;
-  const sentences =
-    byJailbreak && target === null ? harmSentenceReads(an, stage.manifest, reads) : [];
   const topicsPoint = byHarm ? stage.manifest.harm_topics : undefined;
   let score: number;
   let harmScore: number | null = null;
@@ -279,20 +278,20 @@ export async function encoderStage(
   let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
-    const texts = [...reads.texts, ...reads.variants, ...(latest ? [latest] : [])];
+    const texts = [...input.texts, ...input.variants, ...(latest ? [latest] : [])];
     const items = [...texts, ...sentences.map((s) => s.text)].map((text) => ({
       role: 'prompt' as const,
       text,
     }));
     const out = await encoder.encode(items, signal);
     if (out.length !== items.length) throw new Error('encoder answered for fewer texts than asked');
-    read = out.slice(0, reads.texts.length).map((o) => o.embedding);
-    const part = (i: number) => reads.inParts && i < reads.texts.length;
-    const input = out.slice(0, reads.texts.length + reads.variants.length);
-    score = Math.max(...input.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
-    if (disguised || !reads.complete) score = Math.max(score, staticScore);
+    read = out.slice(0, input.texts.length).map((o) => o.embedding);
+    const part = (i: number) => input.inParts && i < input.texts.length;
+    const whole = out.slice(0, input.texts.length + input.variants.length);
+    score = Math.max(...whole.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
+    if (disguised || !input.complete) score = Math.max(score, staticScore);
     // What harm read: the latest message, or the input itself (read whole, nothing decoded).
-    const harmRead = latest ? out.slice(texts.length - 1, texts.length) : input;
+    const harmRead = latest ? out.slice(texts.length - 1, texts.length) : whole;
     if (byHarm && target)
       harmScore = calibratedHarm(encoder.manifest, target.harm.any.score, harmRead);
     sentences.forEach((s, i) => {
@@ -323,9 +322,9 @@ export async function encoderStage(
     ...(disguised
       ? [`with ${an.jailbreakVariants.length} decoded payload(s), the higher score kept`]
       : []),
-    ...(reads.complete ? [] : [`more than ${MAX_WINDOWS} flagged segments, the higher score kept`]),
-    ...(reads.windows > 1 ? [`read in ${reads.windows} windows`] : []),
-    ...(reads.flagged > 0 ? [`opening and end, and ${reads.flagged} flagged segment(s)`] : []),
+    ...(input.complete ? [] : [`more than ${MAX_WINDOWS} flagged segments, the higher score kept`]),
+    ...(input.windows > 1 ? [`read in ${input.windows} windows`] : []),
+    ...(input.flagged > 0 ? [`opening and end, and ${input.flagged} flagged segment(s)`] : []),
   ];
   const why = [
     mode === 'all'
@@ -354,24 +353,50 @@ export async function encoderStage(
   };
 }
 
+/** Nothing of the input read (what the encoder stage reads when only other texts are). */
+const NOTHING_READ: EncoderReads = {
+  texts: [],
+  variants: [],
+  inParts: false,
+  windows: 0,
+  inWindows: false,
+  flagged: 0,
+  complete: true,
+};
+
 /**
- * The sentences read for the harm of a long input (`harm_parts`), given what is read of it
- * (`reads`): for an input too long to read as it is (over 400 characters) and read in windows
- * (one or more), plain (nothing decoded), in a policy with harm rules, those of its sentences the
- * static detector finds most harmful (`RequestAnalysis.harmSentences`) that reach the harm routing
- * point, in mode `all` as in the cascade (the offset was fitted on what this reads). None
- * otherwise: a longer input is read by its opening and end, a conversation by its latest message
- * (`harmTarget`).
+ * Whether a request's sentences may be read for its harm (`harm_parts`): a user input too long to
+ * read as it is (over 400 characters), plain (nothing decoded), in a policy with harm rules, with a
+ * manifest that has the offset. Whether they are depends on how it is read (`harmSentenceReads`).
+ */
+function sentencesMayApply(an: RequestAnalysis, manifest: EncoderManifest): boolean {
+  return (
+    manifest.harm !== undefined &&
+    manifest.harm_parts !== undefined &&
+    an.policy.readsHarm &&
+    an.requestHarm !== null &&
+    !readWhole(an) &&
+    an.jailbreakVariants.length === 0
+  );
+}
+
+/**
+ * The sentences read for the harm of a long input (`harm_parts`), given how it is read (`reads`):
+ * for an input `sentencesMayApply` to that the encoder reads in windows (one or more, up to
+ * MAX_WINDOWS: not one read by its opening and end), those of its sentences the static detector
+ * finds most harmful (`RequestAnalysis.harmSentences`) that reach the harm routing point, in the
+ * cascade as in mode `all` (the offset was fitted on what this reads). The input is every user
+ * message of the request, as the static harm reads it: the encoder stage reads a conversation's
+ * latest message instead when that one is short (`harmTarget`), and then no sentences.
  */
 export function harmSentenceReads(
   an: RequestAnalysis,
   manifest: EncoderManifest,
   reads: EncoderReads,
 ): HarmSentence[] {
-  const { harm: point, harm_parts: parts } = manifest;
-  if (!point || !parts || !an.policy.readsHarm || !an.requestHarm) return [];
-  if (!reads.inParts || !reads.covered || an.jailbreakVariants.length > 0) return [];
-  return an.harmSentences().filter((s) => s.harm >= point.route_above);
+  if (!sentencesMayApply(an, manifest) || !reads.inWindows) return [];
+  const at = manifest.harm?.route_above ?? 1;
+  return an.harmSentences().filter((s) => s.harm >= at);
 }
 
 /** The embedded descriptions of the harm categories (`harm_topics`), per stage, read once. */
@@ -396,8 +421,9 @@ export function harmTarget(an: RequestAnalysis): { harm: HarmOutput; latest?: st
 /**
  * `h` (the static detector's harm of the whole request) with the overall score `any` read by both
  * models; no category above it. A category rule takes `any` itself when the text speaks of the
- * category (harm cues, score-rule.ts), as with the static score. `adds`: `any` was read of the
- * latest message only, so it can only raise the whole request's score. Lending `any` to the
+ * category (harm cues, score-rule.ts), as with the static score. `adds`: `any` was read of a part
+ * of the request only (its latest message, or sentences of it), so it can only raise the whole
+ * request's score. Lending `any` to the
  * categories by the static heads' shares was measured and not kept: on the validation split
  * harmful requests caught 44.8% instead of 19.0%, but benign rows flagged 4.8% instead of 1.3%
  * (ordinary one-sentence requests 6.0%, held-out languages 7.4%; docs/detection-quality.md).

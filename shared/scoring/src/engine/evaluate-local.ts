@@ -59,14 +59,26 @@ export const HARM_SENTENCE_CHARS = 200;
 export const MAX_HARM_SENTENCES = 4;
 
 /**
+ * Sentences of one input scored by the static harm head, at most: an input the encoder reads in
+ * windows holds about 1,000 tokens, but lines of characters that make no token (control
+ * characters) would each be a sentence; past this many, the rest are not scored.
+ */
+export const MAX_SCORED_SENTENCES = 512;
+
+/**
  * The sentences and lines of `text` (one over HARM_SENTENCE_CHARS characters cut into pieces of
- * that length) with the highest overall static harm, at most
- * MAX_HARM_SENTENCES, highest first (ties in text order).
+ * that length; pieces without a letter or digit, and repeats, left out; the first
+ * MAX_SCORED_SENTENCES of them) with the highest overall static harm, at most MAX_HARM_SENTENCES,
+ * highest first (ties in text order).
  */
 export function sentencesOf(text: string, detectors: Detectors): HarmSentence[] {
-  return segmentText(text, HARM_SENTENCE_CHARS, false)
-    .map((seg) => text.slice(seg.start, seg.end).trim())
-    .filter((t) => t.length > 0)
+  const seen = new Set<string>();
+  for (const seg of segmentText(text, HARM_SENTENCE_CHARS, false)) {
+    const t = text.slice(seg.start, seg.end).trim();
+    if (/[\p{L}\p{N}]/u.test(t)) seen.add(t);
+    if (seen.size === MAX_SCORED_SENTENCES) break;
+  }
+  return [...seen]
     .map((t) => ({ text: t, harm: detectors.harm(t, 'prompt').any.score }))
     .sort((x, y) => y.harm - x.harm)
     .slice(0, MAX_HARM_SENTENCES);
