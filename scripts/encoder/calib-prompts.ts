@@ -47,6 +47,10 @@ export async function calibRows(file: string, role: string, target: number): Pro
   return rows;
 }
 
+/** Lengths of the long prompts the points of long inputs are held on, in characters. */
+export const LONG_MIN = 500;
+export const LONG_MAX = 4000;
+
 /**
  * Long prompts joined from `ordinary` ones, drawn with `next`: `joined(chars, middle)` is at least
  * `chars` characters of them, each separated from the next by a space, a newline or an empty line,

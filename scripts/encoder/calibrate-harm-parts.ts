@@ -35,12 +35,17 @@ import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { presetScoreFields } from '../../shared/testing/src/score-request.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
-import { calibPrompts, NOT_BUDGETED, promptJoiner, TARGET_INDEX } from './calib-prompts.js';
+import {
+  calibPrompts,
+  LONG_MAX,
+  LONG_MIN,
+  NOT_BUDGETED,
+  promptJoiner,
+  TARGET_INDEX,
+} from './calib-prompts.js';
 
 const BUDGET = 0.01;
 const LONG_TEXTS = 1000;
-const LONG_MIN = 500;
-const LONG_MAX = 4000;
 
 const [textsFile, dir, staticDir] = process.argv.slice(2);
 if (!textsFile || !dir) {

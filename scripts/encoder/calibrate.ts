@@ -42,7 +42,14 @@ import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
-import { calibPrompts, NOT_BUDGETED, promptJoiner, TARGET_INDEX } from './calib-prompts.js';
+import {
+  calibPrompts,
+  LONG_MAX,
+  LONG_MIN,
+  NOT_BUDGETED,
+  promptJoiner,
+  TARGET_INDEX,
+} from './calib-prompts.js';
 import { fitLogistic } from './logistic.js';
 
 const ROUTE_SHARE = 0.2;
@@ -51,8 +58,6 @@ const BUDGET = 0.01;
 const TARGET = 0.3;
 const Z_TARGET = Math.log(TARGET / (1 - TARGET));
 const LONG_TEXTS = 2000;
-const LONG_MIN = 500;
-const LONG_MAX = 4000;
 
 // STATIC_DIR: other static detectors than the committed ones (a leave-one-source-out fold's).
 const [textsFile, dir, staticDir] = process.argv.slice(2);
