@@ -4,7 +4,10 @@
  * their points on.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import readline from 'node:readline';
+import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 
 export interface CalibRow {
   text: string;
@@ -71,5 +74,34 @@ export function promptJoiner(
     }
     if (middle) parts.splice(Math.floor(parts.length / 2), 0, middle);
     return parts.reduce((text, t) => text + pick([' ', '\n', '\n\n']) + t);
+  };
+}
+
+/**
+ * The arguments of every calibration step, `TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]` (exits with
+ * `script`'s usage line when one is missing); `manifestPath`: MODEL_DIR's encoder.json.
+ */
+export function calibrationArgs(script: string): {
+  textsFile: string;
+  dir: string;
+  staticDir: string | undefined;
+  manifestPath: string;
+} {
+  const [textsFile, dir, staticDir] = process.argv.slice(2);
+  if (!textsFile || !dir) {
+    console.error(`usage: ${script} TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]`);
+    process.exit(2);
+  }
+  return { textsFile, dir, staticDir, manifestPath: path.join(dir, 'encoder.json') };
+}
+
+/**
+ * What the engine analyses a request with in a calibration step: the static detectors of
+ * STATIC_DIR (a leave-one-source-out fold's) when given, else the committed ones.
+ */
+export function analysisDeps(staticDir: string | undefined) {
+  return {
+    detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
+    compile: createPolicyCompiler(),
   };
 }

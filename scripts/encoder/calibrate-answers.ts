@@ -19,15 +19,19 @@
  * none. Under a minute on one core (about 600 answers).
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import {
   complyMeaningLogit,
   logit,
   type EncoderManifest,
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
-import { calibRows, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import {
+  analysisDeps,
+  calibrationArgs,
+  calibRows,
+  NOT_BUDGETED,
+  TARGET_INDEX,
+} from './calib-prompts.js';
 import { answerReader } from './answer-reads.js';
 import { fitLogistic } from './logistic.js';
 
@@ -35,12 +39,7 @@ const BUDGET = 0.05;
 /** Fewer real refusals (or complied answers) than this leave the manifest without a point. */
 const MIN_REFUSALS = 50;
 
-const [textsFile, dir, staticDir] = process.argv.slice(2);
-if (!textsFile || !dir) {
-  console.error('usage: calibrate-answers.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
-  process.exit(2);
-}
-const manifestPath = path.join(dir, 'encoder.json');
+const { textsFile, dir, staticDir, manifestPath } = calibrationArgs('calibrate-answers.ts');
 const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderManifest;
 const COMPLY = manifest.heads.indexOf('comply');
 if (COMPLY < 0) throw new Error(`${manifestPath}: the encoder has no comply head`);
@@ -67,10 +66,7 @@ if (realRefusals < MIN_REFUSALS || complied < MIN_REFUSALS) {
 const encoder = await createOnnxEncoder(dir);
 /** The compliance head on the answer's embedding (train-comply-meaning.ts) enters the fit too. */
 const byMeaning = manifest.comply_meaning !== undefined;
-const read = await answerReader(
-  createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
-  encoder,
-);
+const read = await answerReader(analysisDeps(staticDir).detectors, encoder);
 const rows: typeof candidates = [];
 const x: number[][] = [];
 let skipped = 0;

@@ -14,29 +14,22 @@
  * encoder.json, which calibrate.ts wrote. About a minute on one core (700 documents, ~2,500 windows).
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import readline from 'node:readline';
-import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { toolResultMessages } from '../../shared/testing/src/score-request.js';
 import { fitLogistic } from './logistic.js';
 // The default thresholds (the ipi threshold is 0.5 whatever they are).
 import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
+import { analysisDeps, calibrationArgs } from './calib-prompts.js';
 
 const BUDGET = 0.01;
 const ROUTE_KEEP = 0.99;
 
-const [textsFile, dir, staticDir] = process.argv.slice(2);
-if (!textsFile || !dir) {
-  console.error('usage: calibrate-documents.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
-  process.exit(2);
-}
-const manifestPath = path.join(dir, 'encoder.json');
+const { textsFile, dir, staticDir, manifestPath } = calibrationArgs('calibrate-documents.ts');
 const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderManifest;
 const INJECTION = manifest.heads.indexOf('injection');
 if (INJECTION < 0) throw new Error(`${manifestPath}: the encoder has no injection head`);
@@ -52,10 +45,7 @@ if (rows.filter((r) => r.y === 0).length < 100 || rows.filter((r) => r.y === 1).
   throw new Error(`${textsFile}: too few calibration documents (${rows.length})`);
 
 const encoder = await createOnnxEncoder(dir);
-const deps = {
-  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
-  compile: createPolicyCompiler(),
-};
+const deps = analysisDeps(staticDir);
 // Reads every document whole, in windows: a point of 1 routes nothing away.
 const stage = {
   manifest: { ...manifest, indirect: { a: 1, b: 0, route_above: 0 } },

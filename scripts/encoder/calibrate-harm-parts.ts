@@ -20,8 +20,6 @@
  * to DIR's encoder.json, which calibrate.ts wrote. A few minutes on one core.
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { encoderReads, harmSentenceReads } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import {
@@ -31,12 +29,13 @@ import {
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { MAX_SEGMENT_CHARS } from '../../shared/scoring/src/ml/features.js';
-import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { presetScoreFields } from '../../shared/testing/src/score-request.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
 import {
+  analysisDeps,
   calibPrompts,
+  calibrationArgs,
   LONG_MAX,
   LONG_MIN,
   NOT_BUDGETED,
@@ -47,12 +46,7 @@ import {
 const BUDGET = 0.01;
 const LONG_TEXTS = 1000;
 
-const [textsFile, dir, staticDir] = process.argv.slice(2);
-if (!textsFile || !dir) {
-  console.error('usage: calibrate-harm-parts.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
-  process.exit(2);
-}
-const manifestPath = path.join(dir, 'encoder.json');
+const { textsFile, dir, staticDir, manifestPath } = calibrationArgs('calibrate-harm-parts.ts');
 const manifest = loadEncoderManifest(dir);
 const point = manifest.harm;
 if (!point) throw new Error(`${manifestPath}: no harm point (run calibrate.ts first)`);
@@ -64,10 +58,7 @@ if (benign.length < 1000 || harmful.length < 100)
   throw new Error(`${textsFile}: too few calibration prompts with a harm target (${rows.length})`);
 
 const encoder = await createOnnxEncoder(dir);
-const deps = {
-  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
-  compile: createPolicyCompiler(),
-};
+const deps = analysisDeps(staticDir);
 const policy = await presetScoreFields('Basic Content Safety');
 // Sentences are chosen with an offset present (any: only its presence counts).
 const stage = {

@@ -24,7 +24,6 @@
  * category rules flag, by their words or by meaning.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { HARM_CATEGORIES, type HarmCategory } from '../../shared/scoring/src/detectors.js';
 import { createDefaultEngine } from '../../shared/scoring/src/default-engine.js';
 import {
@@ -34,12 +33,10 @@ import {
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
-import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
-import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { harmCues } from '../../shared/scoring/src/router/harm-cues.js';
 import { contentStemsOf } from '../../shared/scoring/src/router/score-rule.js';
 import { presetScoreFields } from '../../shared/testing/src/score-request.js';
-import { calibPrompts, TARGET_INDEX } from './calib-prompts.js';
+import { analysisDeps, calibPrompts, calibrationArgs, TARGET_INDEX } from './calib-prompts.js';
 
 const ADDED_BUDGET = 0.002;
 /**
@@ -66,12 +63,7 @@ const PRESET = 'Basic Content Safety';
 const PRIVACY = "No doxxing, stalking or exposing a person's private information.";
 
 // STATIC_DIR: other static detectors than the committed ones (a leave-one-source-out fold's).
-const [textsFile, dir, staticDir] = process.argv.slice(2);
-if (!textsFile || !dir) {
-  console.error('usage: calibrate-harm-topics.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
-  process.exit(2);
-}
-const manifestPath = path.join(dir, 'encoder.json');
+const { textsFile, dir, staticDir, manifestPath } = calibrationArgs('calibrate-harm-topics.ts');
 const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderManifest;
 if (!manifest.harm) {
   console.error(`${manifestPath} has no harm point: run calibrate.ts first`);
@@ -100,10 +92,7 @@ const engine = createDefaultEngine({
   encoder: { mode: 'cascade', dir },
 });
 const encoder = await createOnnxEncoder(dir);
-const deps = {
-  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
-  compile: createPolicyCompiler(),
-};
+const deps = analysisDeps(staticDir);
 const embedded = await embedHarmTopics(encoder, topics);
 
 /**

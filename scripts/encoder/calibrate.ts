@@ -30,7 +30,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { encoderReads } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { MAX_SEGMENT_CHARS } from '../../shared/scoring/src/ml/features.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
@@ -39,11 +38,12 @@ import {
   type EncoderManifest,
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { seeded } from '../../shared/testing/src/seeded.js';
 import {
+  analysisDeps,
   calibPrompts,
+  calibrationArgs,
   LONG_MAX,
   LONG_MIN,
   NOT_BUDGETED,
@@ -60,15 +60,10 @@ const Z_TARGET = Math.log(TARGET / (1 - TARGET));
 const LONG_TEXTS = 2000;
 
 // STATIC_DIR: other static detectors than the committed ones (a leave-one-source-out fold's).
-const [textsFile, dir, staticDir] = process.argv.slice(2);
-if (!textsFile || !dir) {
-  console.error('usage: calibrate.ts TRAIN_TEXTS.jsonl MODEL_DIR [STATIC_DIR]');
-  process.exit(2);
-}
+const { textsFile, dir, staticDir, manifestPath } = calibrationArgs('calibrate.ts');
 
 const rows = await calibPrompts(textsFile, TARGET_INDEX.jailbreak);
 
-const manifestPath = path.join(dir, 'encoder.json');
 const base: EncoderManifest = {
   model: 'model.int8.onnx',
   heads: ['jailbreak', 'injection', 'harm', 'comply'],
@@ -81,10 +76,7 @@ const base: EncoderManifest = {
 // createOnnxEncoder reads the manifest: start from an uncalibrated one.
 fs.writeFileSync(manifestPath, JSON.stringify(base, null, 1) + '\n');
 const encoder = await createOnnxEncoder(dir);
-const deps = {
-  detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
-  compile: createPolicyCompiler(),
-};
+const deps = analysisDeps(staticDir);
 const thresholds = {
   pre_violation_threshold: 0.5,
   pre_jb_threshold: TARGET,

@@ -26,11 +26,10 @@ import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { linearLogit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 import { seeded, shuffle } from '../../shared/testing/src/seeded.js';
 import { answerReader } from './answer-reads.js';
 import { writtenAnswers } from './answer-templates.js';
-import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from './calib-prompts.js';
+import { analysisDeps, NOT_BUDGETED, TARGET_INDEX, type CalibRow } from './calib-prompts.js';
 import { fitEmbeddingHead } from './logistic.js';
 
 const PER_GROUP = 1000;
@@ -99,10 +98,7 @@ console.log(`comply by meaning: ${sample.length} answers ${JSON.stringify(counts
 
 const t0 = performance.now();
 const encoder = await createOnnxEncoder(dir);
-const read = await answerReader(
-  createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
-  encoder,
-);
+const read = await answerReader(analysisDeps(staticDir).detectors, encoder);
 const X: Float32Array[] = [];
 const ys: number[] = [];
 let skipped = 0;
