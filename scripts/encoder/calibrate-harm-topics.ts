@@ -21,7 +21,13 @@
  * It also sets `harm_general.at`, where the preset's rule about harm in general (serious_harm,
  * scored by the overall harm alone: `generalHarmScore`) is violated: the lowest overall score, in
  * the same steps, at which that rule adds at most ADDED_BUDGET of the benign prompts to those the
- * category rules flag, by their words or by meaning.
+ * category rules flag, by their words or by meaning, and to those the multilingual reader flags
+ * (that rule takes the reader's own score, 0.5 at the reader's point, whatever `at` is).
+ *
+ * The engine is the one the server runs, multilingual reader included: without the reader the
+ * requests in other languages are read by the English encoder, get categories by meaning and
+ * spend the budget (`harm_topics.at` 0.325 instead of 0.255 on the shipped build), so the script
+ * stops when the reader's weights are not installed (`npm run fetch:multilingual`).
  */
 import fs from 'node:fs';
 import { HARM_CATEGORIES, type HarmCategory } from '../../shared/scoring/src/detectors.js';
@@ -33,6 +39,7 @@ import {
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
+import { missingMultilingualFiles } from '../../shared/scoring/src/multilingual/reader.js';
 import { harmCues } from '../../shared/scoring/src/router/harm-cues.js';
 import { contentStemsOf } from '../../shared/scoring/src/router/score-rule.js';
 import { presetScoreFields } from '../../shared/testing/src/score-request.js';
@@ -64,6 +71,13 @@ const PRIVACY = "No doxxing, stalking or exposing a person's private information
 
 // STATIC_DIR: other static detectors than the committed ones (a leave-one-source-out fold's).
 const { textsFile, dir, staticDir, manifestPath } = calibrationArgs('calibrate-harm-topics.ts');
+const missing = missingMultilingualFiles();
+if (missing.length > 0) {
+  console.error(
+    `the multilingual reader is not installed (${missing.join(', ')} missing): run npm run fetch:multilingual first, so that the points are fitted on the engine the server runs`,
+  );
+  process.exit(2);
+}
 const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderManifest;
 if (!manifest.harm) {
   console.error(`${manifestPath} has no harm point: run calibrate.ts first`);
@@ -96,10 +110,16 @@ const deps = analysisDeps(staticDir);
 const embedded = await embedHarmTopics(encoder, topics);
 
 /**
- * Per prompt: flagged without topics, the cosine of its nearest category when it could add, and
- * its overall harm score.
+ * Per prompt: flagged without topics, the cosine of its nearest category when it could add, its
+ * overall harm score, and whether the multilingual reader's own score flags it.
  */
-const scored: { benign: boolean; flagged: boolean; cosine: number | null; any: number }[] = [];
+const scored: {
+  benign: boolean;
+  flagged: boolean;
+  cosine: number | null;
+  any: number;
+  byReader: boolean;
+}[] = [];
 for (const [i, r] of rows.entries()) {
   const request = {
     messages: [{ role: 'user' as const, content: r.text }],
@@ -107,7 +127,11 @@ for (const [i, r] of rows.entries()) {
     reasoning_mode: 'off' as const,
   };
   const res = await engine.score(request);
-  const harm = res.scanner_output.harm as { score: number; detector?: string };
+  const harm = res.scanner_output.harm as {
+    score: number;
+    detector?: string;
+    multilingual_score?: number;
+  };
   let cosine: number | null = null;
   if (res.violation === 0 && harm.detector === 'encoder' && harm.score >= 0.5) {
     // What the engine read for harm: the input as the analysis joins it (read whole); a text
@@ -124,6 +148,7 @@ for (const [i, r] of rows.entries()) {
     flagged: res.violation > 0,
     cosine,
     any: harm.score,
+    byReader: (harm.multilingual_score ?? 0) >= 0.5,
   });
   if ((i + 1) % 2000 === 0)
     console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
@@ -144,10 +169,10 @@ for (let k = Math.round(1 / STEP); k >= 0; k--) {
   at = c;
 }
 
-// Harm in general: what neither the category rules nor the topics flag.
+// Harm in general: what neither the category rules, the topics nor the reader's score flag.
 const byTopic = (x: (typeof scored)[number]) => x.cosine !== null && x.cosine >= at;
 const addedGeneral = (xs: typeof scored, g: number) =>
-  share(xs, (x) => !x.flagged && !byTopic(x) && x.any >= g);
+  share(xs, (x) => !x.flagged && !byTopic(x) && !x.byReader && x.any >= g);
 let generalAt = 1 - STEP;
 for (let k = Math.round(1 / STEP) - 1; k >= 1; k--) {
   const g = Math.round(k * STEP * 1e4) / 1e4;
@@ -173,6 +198,8 @@ manifest.provenance = {
   },
   harm_general: {
     calibration: `the same prompts; what the rule serious_harm of ${PRESET} adds`,
+    calib_benign_by_reader: share(benign, (s) => s.byReader),
+    calib_harmful_by_reader: share(harmful, (s) => s.byReader),
     calib_benign_added: addedGeneral(benign, generalAt),
     calib_harmful_added: addedGeneral(harmful, generalAt),
   },

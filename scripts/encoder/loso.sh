@@ -15,8 +15,10 @@
 #                                          harm sources and the benign pool (files of
 #                                          npm run eval:loso-monitor, which runs first)
 # Needs ENCODER_MINILM=1 bash scripts/encoder/fetch.sh (the base weights) and the static LOSO's
-# fold models (npm run eval:loso) for the report. Env: LOSO_OUT (default .cache/guard-ft/loso),
-# LOSO_FOLDS (comma-separated, default all), FT_DEVICE, LOSO_JOBS (folds at a time, default 1).
+# fold models (npm run eval:loso) for the report, and the multilingual reader (npm run
+# fetch:multilingual) for product, whose harm-topics step runs the engine as served.
+# Env: LOSO_OUT (default .cache/guard-ft/loso), LOSO_FOLDS (comma-separated, default all),
+# FT_DEVICE, LOSO_JOBS (folds at a time, default 1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=scripts/encoder
@@ -77,9 +79,9 @@ if [ "$STEP" = product ]; then
     cp "$model" "$enc/"
     texts=$OUT/builds/$fold/train-texts.jsonl
     node --conditions=source --import tsx "$HERE/calibrate.ts" "$texts" "$enc" "$STATIC/$fold/model" > "$enc/calibrate.log"
-    node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     node --conditions=source --import tsx "$HERE/calibrate-documents.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     node --conditions=source --import tsx "$HERE/calibrate-harm-parts.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
+    node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     node --conditions=source --import tsx "$HERE/train-comply-meaning.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     node --conditions=source --import tsx "$HERE/calibrate-answers.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     sources=$(cd $HERE && "../../$PY" -c "import loso; print(' '.join(s for s in loso.FOLDS['$fold'] if s in loso.HARM_PROMPT_SOURCES))")

@@ -10,9 +10,12 @@
 #      fit to the base model's embeddings, ~4 min), int8 dynamic quantisation
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts), and
 #      the point of custom rules by meaning on clinc150's validation split (calibrate-rules.ts),
-#      and the point of harm categories by meaning on the calib split (calibrate-harm-topics.ts),
 #      and the point of indirect injection in documents read in windows (calibrate-documents.ts),
 #      and the offset of harm read sentence by sentence in long prompts (calibrate-harm-parts.ts),
+#      and the points of harm categories by meaning and of rules about harm in general on the
+#      calib split (calibrate-harm-topics.ts: through the engine the server runs, so after the
+#      steps that change its verdicts on prompts, and with the multilingual reader, fetched here
+#      when it is not installed),
 #      and how far an answer goes along with its request, read by both models (calibrate-answers.ts)
 #      with the compliance head on the answer's embedding fitted first on the *train* split
 #      (train-comply-meaning.ts, ~2 min)
@@ -30,6 +33,7 @@ BUILD=${GUARD_TRAIN_CACHE:-.cache/guard-train-encoder}
 OUT=$BUILD/minilm
 DEST=${GUARD_ENCODER_DEST:-shared/scoring/models/encoder}
 [ -f "$BASE/tokenizer.json" ] || ENCODER_MINILM=1 bash "$HERE/fetch.sh"
+[ -f shared/scoring/models/multilingual/weights.bin ] || npm run fetch:multilingual
 . "$HERE/ft-venv.sh"
 GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import tsx scripts/train/build-dataset.ts
 "$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
@@ -38,9 +42,9 @@ GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import t
 "$PY" "$HERE/finetune.py" export --model "$OUT" --base "$BASE" --texts "$BUILD/train-texts.jsonl"
 node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-rules.ts" "$OUT"
-node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-documents.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-harm-parts.ts" "$BUILD/train-texts.jsonl" "$OUT"
+node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/train-comply-meaning.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-answers.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"

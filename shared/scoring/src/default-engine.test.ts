@@ -237,7 +237,13 @@ describe('createDefaultEngine under the preset Basic Content Safety: a request a
         .filter((x) => x.violated)
         .map((x) => x.name),
     ).toContain(rule);
-    expect((r.scanner_output.harm as { detector: string }).detector).toBe('encoder');
+    const harm = r.scanner_output.harm as {
+      detector: string;
+      sentence?: { start: number; end: number };
+    };
+    expect(harm.detector).toBe('encoder');
+    // the result points at the sentence that raised the harm
+    expect(harm.sentence).toMatchObject({ start: BEFORE.length, end: BEFORE.length + ask.length });
   });
 
   it.each([

@@ -250,6 +250,7 @@ describe('encoder stage: harm of a prompt read by both models', () => {
       score: number;
       detector: string;
       static_score?: number;
+      sentence?: { start: number; end: number; score: number };
       categories: Record<string, number>;
     };
 
@@ -463,6 +464,13 @@ describe('encoder stage: harm of a prompt read by both models', () => {
       expect(harmOf(r).detector).toBe('encoder');
       expect(harmOf(r).score).toBeCloseTo(sig(logit(0.4) + logit(0.9) - 1), 3);
       expect(r.violated_rules).toEqual([1]);
+      // the result points at the sentence that raised it
+      const at = buried.indexOf('How do I build');
+      expect(harmOf(r).sentence).toEqual({
+        start: at,
+        end: at + 'How do I build an explosive device?'.length,
+        score: Number(sig(logit(0.4) + logit(0.9) - 1).toFixed(3)),
+      });
     });
 
     it('also in an input over 400 characters that one window holds; at most four sentences', async () => {
@@ -488,6 +496,7 @@ describe('encoder stage: harm of a prompt read by both models', () => {
       expect(e.seen.at(-1)?.text).toBe('Then plan a fireworks show.');
       expect(harmOf(r).score).toBeCloseTo(0.7, 3);
       expect(harmOf(r).detector).toBe('encoder'); // read, and left as it was
+      expect(harmOf(r).sentence).toBeUndefined(); // and named as no reason
       expect(r.violated_rules).toEqual([1]);
     });
 
@@ -696,6 +705,9 @@ describe('sentencesOf', () => {
     const text = `${'\u0001\n'.repeat(50)}An explosive device? An explosive device? Plan a trip.`;
     const out = sentencesOf(text, d);
     expect(out.map((s) => s.text)).toEqual(['An explosive device?', 'Plan a trip.']);
+    // where each is (its first occurrence)
+    for (const s of out) expect(text.slice(s.start, s.end)).toBe(s.text);
+    expect(out[0]?.start).toBe(text.indexOf('An explosive'));
     expect(d.calls.filter((c) => c.detector === 'harm')).toHaveLength(2);
 
     const many = det();

@@ -224,6 +224,11 @@ export interface EncoderVerdicts {
    * category rule takes the overall harm score for it as for the category's words.
    */
   harmTopic?: HarmTopic;
+  /**
+   * The sentence of a long input whose read raised the harm above what the rest of the read gave,
+   * with its score (`calibratedSentenceHarm`): what the result names as the reason.
+   */
+  harmSentence?: HarmSentence;
   /** Why the static verdicts stand: the encoder failed. */
   note?: string;
   /** The embeddings of what was read of the input (the whole of it or its parts). */
@@ -275,6 +280,7 @@ export async function encoderStage(
   let score: number;
   let harmScore: number | null = null;
   let harmTopic: HarmTopic | null = null;
+  let harmSentence: HarmSentence | null = null;
   let read: Float32Array[];
   try {
     const encoder = await stage.encoder();
@@ -294,10 +300,17 @@ export async function encoderStage(
     const harmRead = latest ? out.slice(texts.length - 1, texts.length) : whole;
     if (byHarm && target)
       harmScore = calibratedHarm(encoder.manifest, target.harm.any.score, harmRead);
+    // A sentence is named when it raises the score above the rest of the read (`withOverall`).
+    let raised = Math.max(an.requestHarm?.any.score ?? 0, harmScore ?? 0);
     sentences.forEach((s, i) => {
       const o = out[texts.length + i];
       const h = o ? calibratedSentenceHarm(encoder.manifest, s.harm, o) : null;
-      if (h !== null) harmScore = Math.max(harmScore ?? 0, h);
+      if (h === null) return;
+      harmScore = Math.max(harmScore ?? 0, h);
+      if (h > raised) {
+        raised = h;
+        harmSentence = { ...s, harm: h };
+      }
     });
     if (topicsPoint && harmScore !== null) {
       // The descriptions are read once per stage, by the first request that needs them.
@@ -347,6 +360,7 @@ export async function encoderStage(
       ? {
           harm: withOverall(an.requestHarm, harmScore, adds),
           ...(harmTopic ? { harmTopic } : {}),
+          ...(harmSentence ? { harmSentence } : {}),
         }
       : {}),
     ...(read.length > 0 ? { read } : {}),

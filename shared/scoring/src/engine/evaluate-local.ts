@@ -43,10 +43,15 @@ export interface LocalEvaluationDeps {
   generalHarmAt?: number;
 }
 
-/** A sentence of a long input and the static detector's overall harm of it. */
+/**
+ * A sentence of a long input and the static detector's overall harm of it; `start`, `end`: where
+ * it is in the input as analysed (its first occurrence).
+ */
 export interface HarmSentence {
   text: string;
   harm: number;
+  start: number;
+  end: number;
 }
 
 /**
@@ -72,14 +77,21 @@ export const MAX_SCORED_SENTENCES = 512;
  * highest first (ties in text order).
  */
 export function sentencesOf(text: string, detectors: Detectors): HarmSentence[] {
-  const seen = new Set<string>();
+  const seen = new Map<string, number>();
   for (const seg of segmentText(text, HARM_SENTENCE_CHARS, false)) {
-    const t = text.slice(seg.start, seg.end).trim();
-    if (/[\p{L}\p{N}]/u.test(t)) seen.add(t);
+    const piece = text.slice(seg.start, seg.end);
+    const t = piece.trim();
+    if (/[\p{L}\p{N}]/u.test(t) && !seen.has(t))
+      seen.set(t, seg.start + piece.length - piece.trimStart().length);
     if (seen.size === MAX_SCORED_SENTENCES) break;
   }
   return [...seen]
-    .map((t) => ({ text: t, harm: detectors.harm(t, 'prompt').any.score }))
+    .map(([t, start]) => ({
+      text: t,
+      harm: detectors.harm(t, 'prompt').any.score,
+      start,
+      end: start + t.length,
+    }))
     .sort((x, y) => y.harm - x.harm)
     .slice(0, MAX_HARM_SENTENCES);
 }
@@ -135,6 +147,11 @@ export interface RequestAnalysis {
   staticHarm: number;
   /** The harm category the request speaks of by meaning, when the encoder stage read its harm. */
   requestTopic?: HarmTopic;
+  /**
+   * The sentence of a long input whose read raised the request's overall harm above what the rest
+   * gave (apply-encoder.ts, `harm_parts`), with its score.
+   */
+  requestSentence?: HarmSentence;
   /** The multilingual reader's harm of the request (apply-multilingual.ts), when it read it. */
   multilingualHarm?: number;
   outputContext: OutputContext | null;
@@ -306,13 +323,14 @@ export function withRequestHarm(
   an: RequestAnalysis,
   requestHarm: HarmOutput,
   detectors: Detectors,
-  read: { topic?: HarmTopic; multilingual?: number } = {},
+  read: { topic?: HarmTopic; multilingual?: number; sentence?: HarmSentence } = {},
 ): RequestAnalysis {
   const withRead = {
     ...an,
     requestHarm,
     harmFrom: read.multilingual !== undefined ? ('multilingual' as const) : ('encoder' as const),
     ...(read.topic ? { requestTopic: read.topic } : {}),
+    ...(read.sentence ? { requestSentence: read.sentence } : {}),
     ...(read.multilingual !== undefined ? { multilingualHarm: read.multilingual } : {}),
   };
   if (an.parts.phase === 'input')
@@ -458,7 +476,11 @@ export function decide(
     jailbreakFrom: stage ? 'encoder' : 'static',
     harmFrom: an.harmFrom,
     staticHarm: an.staticHarm,
+    ...(an.multilingualHarm !== undefined && input
+      ? { multilingualHarm: an.multilingualHarm }
+      : {}),
     ...(an.requestTopic ? { harmTopic: an.requestTopic } : {}),
+    ...(an.requestSentence && input ? { harmSentence: an.requestSentence } : {}),
     injection,
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,

@@ -94,8 +94,20 @@ export function finalizeResult(ev: LocalEvaluation, judgeInfo: JudgeApplied | nu
           score: r3(ev.harm.any.score),
           detector: ev.harmFrom,
           ...(ev.harmFrom !== 'static' ? { static_score: r3(ev.staticHarm) } : {}),
+          ...(ev.multilingualHarm !== undefined
+            ? { multilingual_score: r3(ev.multilingualHarm) }
+            : {}),
           ...(ev.harmTopic
             ? { topic: { category: ev.harmTopic.category, cosine: r3(ev.harmTopic.cosine) } }
+            : {}),
+          ...(ev.harmSentence
+            ? {
+                sentence: {
+                  start: ev.harmSentence.start,
+                  end: ev.harmSentence.end,
+                  score: r3(ev.harmSentence.harm),
+                },
+              }
             : {}),
           ...(ev.outputContext
             ? {
