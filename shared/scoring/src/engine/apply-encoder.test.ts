@@ -193,15 +193,31 @@ describe('jailbreak encoder stage: long inputs', () => {
     expect(r.reasoning).toMatch(/opening and end, and \d+ flagged segment\(s\)/);
   });
 
-  it('keeps the static verdict when more segments are flagged than it reads', async () => {
-    const enc = cutEncoder();
+  it('when more segments are flagged than it reads, reads those the static detector scores highest', async () => {
     const phrases = Array.from({ length: MAX_WINDOWS + 1 }, (_, i) => `odd phrase ${i}x`);
-    const text = `${filler(50)} ${phrases.join('. ')}. ${filler(50)}`;
-    const r = await engine(phrases, enc).score(req(text));
-    expect(enc.seen).toHaveLength(1);
+    const text = `${filler(50)} ${phrases.join('. ')}. The sure attack. ${filler(50)}`;
+    const stub = [
+      { phrase: 'could you', score: 0.2, label: 'unsure' },
+      ...phrases.map((phrase, i) => ({ phrase, score: 0.9 - i / 100, label: 'persona override' })),
+      { phrase: 'sure attack', score: 0.95, label: 'persona override' },
+    ];
+    const enc = cutEncoder();
+    const r = await stageEngine(stub, enc).score(req(text));
+    // the opening and end, then the eight highest: the attack first, the lowest phrase left out
+    expect(enc.seen.map((i) => i.text).slice(1)).toEqual([
+      'sure attack',
+      ...phrases.slice(0, MAX_WINDOWS - 1),
+    ]);
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
-    expect(jb(r)).toBeCloseTo(0.95, 3);
-    expect(r.reasoning).toMatch(/more than 8 flagged segments, the higher score kept/);
+    expect(r.reasoning).toMatch(/the 8 of 11 flagged segments scored highest/);
+
+    // and what the encoder reads decides: segments it clears do not keep the static verdict
+    const clear = cutEncoder();
+    const benign = `${filler(50)} ${phrases.join('. ')}. ${filler(50)}`;
+    const cleared = await stageEngine(stub, clear).score(req(benign));
+    expect(clear.seen).toHaveLength(1 + MAX_WINDOWS);
+    expect(cleared.violation).toBe(0);
+    expect(jb(cleared)).toBeLessThan(0.3);
   });
 });
 

@@ -59,8 +59,11 @@ export interface EncoderReads {
   inWindows: boolean;
   /** Segments the static detector flagged, read besides the opening and end of a very long input. */
   flagged: number;
-  /** False when the flagged segments were too many to read: the static score then stands. */
-  complete: boolean;
+  /**
+   * When the flagged segments are more than MAX_WINDOWS: how many there are (those read are the
+   * MAX_WINDOWS it scores highest).
+   */
+  flaggedOf?: number;
 }
 
 /**
@@ -70,7 +73,9 @@ export interface EncoderReads {
  * split at lines and sentences; a segment over the window split in halves until its parts fit),
  * so that no part of it goes unread and ordinary text around an attack cannot hide it; one too
  * long for MAX_WINDOWS windows by its opening and end and each segment the static detector
- * flagged (split the same way). `complete` is false when those are more than MAX_WINDOWS too.
+ * flagged (split the same way): when those are more than MAX_WINDOWS too, the MAX_WINDOWS it
+ * scores highest (an attack among many flagged segments is hidden only by more segments that the
+ * static detector scores higher, and those are read).
  */
 export function encoderReads(
   an: RequestAnalysis,
@@ -83,7 +88,6 @@ export function encoderReads(
     windows: 1,
     inWindows: false,
     flagged: 0,
-    complete: true,
   };
   const sj = an.staticJailbreak;
   if (readWhole(an)) return whole;
@@ -93,16 +97,24 @@ export function encoderReads(
   const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
   const windows = textWindows(text, stage);
   if (windows) return { ...long, texts: windows, windows: windows.length, inWindows: true };
+  // Many flagged segments: the highest first (a stable sort keeps the text's order among equals).
+  const many = sj.spans.length > MAX_WINDOWS;
+  const spans = many ? [...sj.spans].sort((x, y) => (y.score ?? 0) - (x.score ?? 0)) : sj.spans;
   const flagged: Piece[] = [];
-  for (const p of fit(sj.spans)) {
+  let more = false;
+  for (const p of fit(spans)) {
     // Lazy: a long text can have hundreds of flagged segments; one past the limit is enough.
-    if (flagged.length === MAX_WINDOWS) return { ...long, complete: false };
+    if (flagged.length === MAX_WINDOWS) {
+      more = true;
+      break;
+    }
     flagged.push(p);
   }
   return {
     ...long,
     texts: [an.jailbreakInput, ...flagged.map((p) => text.slice(p.start, p.end))],
     flagged: flagged.length,
+    ...(more ? { flaggedOf: Math.max(sj.spans.length, MAX_WINDOWS + 1) } : {}),
   };
 }
 
@@ -295,7 +307,7 @@ export async function encoderStage(
     const part = (i: number) => input.inParts && i < input.texts.length;
     const whole = out.slice(0, input.texts.length + input.variants.length);
     score = Math.max(...whole.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
-    if (disguised || !input.complete) score = Math.max(score, staticScore);
+    if (disguised) score = Math.max(score, staticScore);
     // What harm read: the latest message, or the input itself (read whole, nothing decoded).
     const harmRead = latest ? out.slice(texts.length - 1, texts.length) : whole;
     if (byHarm && target)
@@ -335,7 +347,9 @@ export async function encoderStage(
     ...(disguised
       ? [`with ${an.jailbreakVariants.length} decoded payload(s), the higher score kept`]
       : []),
-    ...(input.complete ? [] : [`more than ${MAX_WINDOWS} flagged segments, the higher score kept`]),
+    ...(input.flaggedOf !== undefined
+      ? [`the ${input.flagged} of ${input.flaggedOf} flagged segments scored highest`]
+      : []),
     ...(input.windows > 1 ? [`read in ${input.windows} windows`] : []),
     ...(input.flagged > 0 ? [`opening and end, and ${input.flagged} flagged segment(s)`] : []),
   ];
@@ -375,7 +389,6 @@ const NOTHING_READ: EncoderReads = {
   windows: 0,
   inWindows: false,
   flagged: 0,
-  complete: true,
 };
 
 /**

@@ -52,7 +52,12 @@ function score(
     if (role && e.roles && !e.roles.includes(role)) continue;
     const at = lower.indexOf(e.phrase.toLowerCase());
     if (at < 0) continue;
-    spans.push({ start: at, end: at + e.phrase.length, label: e.label ?? e.phrase });
+    spans.push({
+      start: at,
+      end: at + e.phrase.length,
+      label: e.label ?? e.phrase,
+      score: e.score,
+    });
     best = Math.max(best, e.score);
   }
   void text;
