@@ -127,6 +127,9 @@ for (const [i, r] of rows.entries()) {
     reasoning_mode: 'off' as const,
   };
   const res = await engine.score(request);
+  const notes = (res.scanner_output.notes ?? []) as string[];
+  const failed = notes.find((n) => n.startsWith('multilingual reader unavailable'));
+  if (failed) throw new Error(`the engine ran without the multilingual reader: ${failed}`);
   const harm = res.scanner_output.harm as {
     score: number;
     detector?: string;

@@ -25,8 +25,6 @@ export interface Span {
   end: number;
   /** What this span is evidence of, e.g. "persona override", "adversarial suffix", "weapons". */
   label: string;
-  /** The span's own score, when the detector scores spans (the learned detectors do). */
-  score?: number;
 }
 
 export interface DetectorOutput {

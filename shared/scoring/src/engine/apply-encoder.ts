@@ -30,11 +30,19 @@ import { r3 } from './local-evaluation.js';
 
 /**
  * Windows of a long input the encoder reads, at most (about 1,000 tokens, some 4 KB of English).
- * A longer input is read by its opening and end and the segments the static detector flagged;
- * past MAX_WINDOWS of those, the static score stands (the encoder only adds), so the cost of a
- * request stays bounded.
+ * A longer input is read by its opening and end and the segments the static detector flagged.
  */
 export const MAX_WINDOWS = 8;
+
+/**
+ * Flagged segments of an input too long for MAX_WINDOWS windows the encoder reads, at most (split
+ * to fit its window, each part counts): past them the static score stands (the encoder only
+ * adds), so the cost of a request stays bounded (some 32 x 10 ms on one core) and an attack the
+ * static detector flags cannot be hidden among segments the encoder does not read. The static
+ * detector flags most segments of a long run of ordinary requests, so with 8, as until 2026-11-29,
+ * such a prompt of 5-6 KB kept the static verdict nearly half the time.
+ */
+export const MAX_FLAGGED_READS = 32;
 
 /** Tokens of "prompt: " in front of every text the encoder reads. */
 const PREFIX_TOKENS = 2;
@@ -59,11 +67,8 @@ export interface EncoderReads {
   inWindows: boolean;
   /** Segments the static detector flagged, read besides the opening and end of a very long input. */
   flagged: number;
-  /**
-   * When the flagged segments are more than MAX_WINDOWS: how many there are (those read are the
-   * MAX_WINDOWS it scores highest).
-   */
-  flaggedOf?: number;
+  /** False when the flagged segments were too many to read: the static score then stands. */
+  complete: boolean;
 }
 
 /**
@@ -73,9 +78,7 @@ export interface EncoderReads {
  * split at lines and sentences; a segment over the window split in halves until its parts fit),
  * so that no part of it goes unread and ordinary text around an attack cannot hide it; one too
  * long for MAX_WINDOWS windows by its opening and end and each segment the static detector
- * flagged (split the same way): when those are more than MAX_WINDOWS too, the MAX_WINDOWS it
- * scores highest (an attack among many flagged segments is hidden only by more segments that the
- * static detector scores higher, and those are read).
+ * flagged (split the same way). `complete` is false when those are more than MAX_FLAGGED_READS.
  */
 export function encoderReads(
   an: RequestAnalysis,
@@ -88,6 +91,7 @@ export function encoderReads(
     windows: 1,
     inWindows: false,
     flagged: 0,
+    complete: true,
   };
   const sj = an.staticJailbreak;
   if (readWhole(an)) return whole;
@@ -97,24 +101,16 @@ export function encoderReads(
   const fit = (segs: readonly Piece[]) => fitting(text, segs, budget, stage.countTokens);
   const windows = textWindows(text, stage);
   if (windows) return { ...long, texts: windows, windows: windows.length, inWindows: true };
-  // Many flagged segments: the highest first (a stable sort keeps the text's order among equals).
-  const many = sj.spans.length > MAX_WINDOWS;
-  const spans = many ? [...sj.spans].sort((x, y) => (y.score ?? 0) - (x.score ?? 0)) : sj.spans;
   const flagged: Piece[] = [];
-  let more = false;
-  for (const p of fit(spans)) {
+  for (const p of fit(sj.spans)) {
     // Lazy: a long text can have hundreds of flagged segments; one past the limit is enough.
-    if (flagged.length === MAX_WINDOWS) {
-      more = true;
-      break;
-    }
+    if (flagged.length === MAX_FLAGGED_READS) return { ...long, complete: false };
     flagged.push(p);
   }
   return {
     ...long,
     texts: [an.jailbreakInput, ...flagged.map((p) => text.slice(p.start, p.end))],
     flagged: flagged.length,
-    ...(more ? { flaggedOf: Math.max(sj.spans.length, MAX_WINDOWS + 1) } : {}),
   };
 }
 
@@ -307,7 +303,7 @@ export async function encoderStage(
     const part = (i: number) => input.inParts && i < input.texts.length;
     const whole = out.slice(0, input.texts.length + input.variants.length);
     score = Math.max(...whole.map((o, i) => calibratedJailbreak(encoder.manifest, o, part(i))));
-    if (disguised) score = Math.max(score, staticScore);
+    if (disguised || !input.complete) score = Math.max(score, staticScore);
     // What harm read: the latest message, or the input itself (read whole, nothing decoded).
     const harmRead = latest ? out.slice(texts.length - 1, texts.length) : whole;
     if (byHarm && target)
@@ -347,9 +343,9 @@ export async function encoderStage(
     ...(disguised
       ? [`with ${an.jailbreakVariants.length} decoded payload(s), the higher score kept`]
       : []),
-    ...(input.flaggedOf !== undefined
-      ? [`the ${input.flagged} of ${input.flaggedOf} flagged segments scored highest`]
-      : []),
+    ...(input.complete
+      ? []
+      : [`more than ${MAX_FLAGGED_READS} flagged segments, the higher score kept`]),
     ...(input.windows > 1 ? [`read in ${input.windows} windows`] : []),
     ...(input.flagged > 0 ? [`opening and end, and ${input.flagged} flagged segment(s)`] : []),
   ];
@@ -389,6 +385,7 @@ const NOTHING_READ: EncoderReads = {
   windows: 0,
   inWindows: false,
   flagged: 0,
+  complete: true,
 };
 
 /**

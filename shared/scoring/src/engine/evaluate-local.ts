@@ -43,15 +43,33 @@ export interface LocalEvaluationDeps {
   generalHarmAt?: number;
 }
 
-/**
- * A sentence of a long input and the static detector's overall harm of it; `start`, `end`: where
- * it is in the input as analysed (its first occurrence).
- */
+/** A sentence of a long input and the static detector's overall harm of it. */
 export interface HarmSentence {
   text: string;
   harm: number;
-  start: number;
-  end: number;
+}
+
+/**
+ * Where a sentence read for harm lies in the request (`scanner_output.harm.sentence`): the index
+ * of the user message that holds it verbatim (its first), with UTF-16 offsets into that message's
+ * text; only the score when normalisation changed it. The text itself is not kept: the result is
+ * recorded as activity, and the text is the user's.
+ */
+export interface SentenceLocation {
+  score: number;
+  message?: number;
+  start?: number;
+  end?: number;
+}
+
+/** `sentence` located in the user messages of `parts` (`SentenceLocation`). */
+export function locateSentence(sentence: HarmSentence, parts: ConversationParts): SentenceLocation {
+  for (const m of parts.user) {
+    const at = m.index >= 0 ? m.text.indexOf(sentence.text) : -1;
+    if (at >= 0)
+      return { score: sentence.harm, message: m.index, start: at, end: at + sentence.text.length };
+  }
+  return { score: sentence.harm };
 }
 
 /**
@@ -77,21 +95,14 @@ export const MAX_SCORED_SENTENCES = 512;
  * highest first (ties in text order).
  */
 export function sentencesOf(text: string, detectors: Detectors): HarmSentence[] {
-  const seen = new Map<string, number>();
+  const seen = new Set<string>();
   for (const seg of segmentText(text, HARM_SENTENCE_CHARS, false)) {
-    const piece = text.slice(seg.start, seg.end);
-    const t = piece.trim();
-    if (/[\p{L}\p{N}]/u.test(t) && !seen.has(t))
-      seen.set(t, seg.start + piece.length - piece.trimStart().length);
+    const t = text.slice(seg.start, seg.end).trim();
+    if (/[\p{L}\p{N}]/u.test(t)) seen.add(t);
     if (seen.size === MAX_SCORED_SENTENCES) break;
   }
   return [...seen]
-    .map(([t, start]) => ({
-      text: t,
-      harm: detectors.harm(t, 'prompt').any.score,
-      start,
-      end: start + t.length,
-    }))
+    .map((t) => ({ text: t, harm: detectors.harm(t, 'prompt').any.score }))
     .sort((x, y) => y.harm - x.harm)
     .slice(0, MAX_HARM_SENTENCES);
 }
@@ -480,7 +491,9 @@ export function decide(
       ? { multilingualHarm: an.multilingualHarm }
       : {}),
     ...(an.requestTopic ? { harmTopic: an.requestTopic } : {}),
-    ...(an.requestSentence && input ? { harmSentence: an.requestSentence } : {}),
+    ...(an.requestSentence && input
+      ? { harmSentence: locateSentence(an.requestSentence, parts) }
+      : {}),
     injection,
     indirect: { score: r3(indirectScore), sources: indirectSources },
     ipiThreshold: profile.ipiThreshold,

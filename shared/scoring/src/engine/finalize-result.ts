@@ -101,13 +101,7 @@ export function finalizeResult(ev: LocalEvaluation, judgeInfo: JudgeApplied | nu
             ? { topic: { category: ev.harmTopic.category, cosine: r3(ev.harmTopic.cosine) } }
             : {}),
           ...(ev.harmSentence
-            ? {
-                sentence: {
-                  start: ev.harmSentence.start,
-                  end: ev.harmSentence.end,
-                  score: r3(ev.harmSentence.harm),
-                },
-              }
+            ? { sentence: { ...ev.harmSentence, score: r3(ev.harmSentence.score) } }
             : {}),
           ...(ev.outputContext
             ? {

@@ -185,17 +185,14 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   function judgedHarm(an: RequestAnalysis, enc: EncoderVerdicts, ml?: number): RequestAnalysis {
     const base = enc.harm ?? (ml !== undefined ? an.requestHarm : null);
     if (!base) return an;
-    const sentence = enc.harmSentence;
     if (ml === undefined)
       return withRequestHarm(an, base, detectors, {
         ...(enc.harmTopic ? { topic: enc.harmTopic } : {}),
-        ...(sentence ? { sentence } : {}),
+        ...(enc.harmSentence ? { sentence: enc.harmSentence } : {}),
       });
+    // (The reader reads the input whole or a conversation's latest message: then no sentences are.)
     const raised = { ...base, any: { ...base.any, score: Math.max(base.any.score, ml) } };
-    return withRequestHarm(an, raised, detectors, {
-      multilingual: ml,
-      ...(sentence && sentence.harm > ml ? { sentence } : {}),
-    });
+    return withRequestHarm(an, raised, detectors, { multilingual: ml });
   }
 
   return {

@@ -6,7 +6,7 @@ import type { HarmOutput } from '../detectors.js';
 import type { HarmTopic } from '../encoder/encoder.js';
 import type { MutationEvidence } from '../text/normalize.js';
 import type { ConversationParts } from './conversation.js';
-import type { HarmSentence } from './evaluate-local.js';
+import type { SentenceLocation } from './evaluate-local.js';
 import type { ModeProfile } from './modes.js';
 import type { DetectorResult, OutputContext } from './text-analysis.js';
 
@@ -52,10 +52,10 @@ export interface LocalEvaluation {
   /** Input: the multilingual reader's harm of the request, when it read it (0.5 at its point). */
   multilingualHarm?: number;
   /**
-   * Input: the sentence of a long input whose read raised the overall harm (`harm` is its score
-   * after the blend), when one did.
+   * Input: where the sentence of a long input whose read raised the overall harm lies, and its
+   * score, when one did (`locateSentence`).
    */
-  harmSentence?: HarmSentence;
+  harmSentence?: SentenceLocation;
   /** The harm category the request speaks of by meaning (when the encoder read its harm). */
   harmTopic?: HarmTopic;
   /** Output phase: the request's harm and the answer's compliance with it (null on input). */

@@ -90,9 +90,8 @@ export class MlDetectors implements Detectors {
     const thr = this.model.threshold(head, role);
     const spans: Span[] = [];
     s.segments.forEach((seg, i) => {
-      const p = this.model.calibrate(head, s.logits[i * H + head] ?? -Infinity, role);
-      if (p >= thr)
-        spans.push({ start: seg.start, end: seg.end, label, score: Math.round(p * 1000) / 1000 });
+      if (this.model.calibrate(head, s.logits[i * H + head] ?? -Infinity, role) >= thr)
+        spans.push({ start: seg.start, end: seg.end, label });
     });
     return { score: s.probs[head] ?? 0, spans };
   }

@@ -52,12 +52,7 @@ function score(
     if (role && e.roles && !e.roles.includes(role)) continue;
     const at = lower.indexOf(e.phrase.toLowerCase());
     if (at < 0) continue;
-    spans.push({
-      start: at,
-      end: at + e.phrase.length,
-      label: e.label ?? e.phrase,
-      score: e.score,
-    });
+    spans.push({ start: at, end: at + e.phrase.length, label: e.label ?? e.phrase });
     best = Math.max(best, e.score);
   }
   void text;
