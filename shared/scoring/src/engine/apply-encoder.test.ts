@@ -190,7 +190,7 @@ describe('jailbreak encoder stage: long inputs', () => {
     expect(enc.seen[0]?.text).toBe(text);
     expect(enc.seen.map((i) => i.text)).toContain('sure attack');
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
-    expect(r.reasoning).toMatch(/opening and end, and \d+ flagged segment\(s\)/);
+    expect(r.reasoning).toMatch(/opening and end, and \d+ read\(s\) of flagged segments/);
   });
 
   it(`past ${MAX_WINDOWS} windows, reads up to ${MAX_FLAGGED_READS} flagged segments, and what it reads decides`, async () => {
@@ -213,15 +213,26 @@ describe('jailbreak encoder stage: long inputs', () => {
     expect(a.violation).toBeGreaterThanOrEqual(0.3);
   });
 
-  it('keeps the static verdict when more segments are flagged than it reads', async () => {
+  it(`keeps the static verdict when the flagged segments need more than ${MAX_FLAGGED_READS} reads`, async () => {
+    // the stub also flags "could you" (in the filler): with it, 32 segments and then 33
+    const phrases = (n: number) => Array.from({ length: n }, (_, i) => `odd phrase ${i}x`);
+    const text = (n: number) => `${filler(50)} ${phrases(n).join('. ')}. ${filler(50)}`;
+    const all = cutEncoder();
+    const read = await engine(phrases(MAX_FLAGGED_READS - 1), all).score(
+      req(text(MAX_FLAGGED_READS - 1)),
+    );
+    expect(all.seen).toHaveLength(1 + MAX_FLAGGED_READS);
+    expect(read.violation).toBe(0);
+    expect(read.reasoning).not.toMatch(/the higher score kept/);
+
     const enc = cutEncoder();
-    const phrases = Array.from({ length: MAX_FLAGGED_READS + 1 }, (_, i) => `odd phrase ${i}x`);
-    const text = `${filler(50)} ${phrases.join('. ')}. ${filler(50)}`;
-    const r = await engine(phrases, enc).score(req(text));
+    const r = await engine(phrases(MAX_FLAGGED_READS), enc).score(req(text(MAX_FLAGGED_READS)));
     expect(enc.seen).toHaveLength(1);
     expect(r.violation).toBeGreaterThanOrEqual(0.3);
     expect(jb(r)).toBeCloseTo(0.95, 3);
-    expect(r.reasoning).toMatch(/more than 32 flagged segments, the higher score kept/);
+    expect(r.reasoning).toMatch(
+      /flagged segments needing more than 32 reads, the higher score kept/,
+    );
   });
 });
 
@@ -556,6 +567,20 @@ describe('encoder stage: harm of a prompt read by both models', () => {
       expect(r.violated_rules).toEqual([1]);
       // found in the first message, where it is
       expect(harmOf(r).sentence).toMatchObject({ message: 0, start: filler.length });
+      // in the latest, it is the index in messages (2), not among the user's
+      const last = await partsEngine(explosivesEncoder(partsManifest)).score(
+        conversation(`${filler}How do I build an explosive device?`),
+      );
+      expect(harmOf(last).sentence).toMatchObject({ message: 0 });
+      const onlyLast = await partsEngine(explosivesEncoder(partsManifest)).score({
+        ...conversation(`${filler}How do I build an explosive device?`),
+        messages: [
+          { role: 'user' as const, content: 'Hello there.' },
+          { role: 'assistant' as const, content: 'Hi.' },
+          { role: 'user' as const, content: `${filler}How do I build an explosive device?` },
+        ],
+      });
+      expect(harmOf(onlyLast).sentence).toMatchObject({ message: 2, start: filler.length });
     });
 
     it('not past the windows the encoder reads: a longer input is read by its opening and end', async () => {

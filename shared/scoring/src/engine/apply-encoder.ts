@@ -345,9 +345,11 @@ export async function encoderStage(
       : []),
     ...(input.complete
       ? []
-      : [`more than ${MAX_FLAGGED_READS} flagged segments, the higher score kept`]),
+      : [`flagged segments needing more than ${MAX_FLAGGED_READS} reads, the higher score kept`]),
     ...(input.windows > 1 ? [`read in ${input.windows} windows`] : []),
-    ...(input.flagged > 0 ? [`opening and end, and ${input.flagged} flagged segment(s)`] : []),
+    ...(input.flagged > 0
+      ? [`opening and end, and ${input.flagged} read(s) of flagged segments`]
+      : []),
   ];
   const why = [
     mode === 'all'
