@@ -20,7 +20,11 @@
  * to DIR's encoder.json, which calibrate.ts wrote. A few minutes on one core.
  */
 import fs from 'node:fs';
-import { encoderReads, harmSentenceReads } from '../../shared/scoring/src/engine/apply-encoder.js';
+import {
+  encoderReads,
+  harmSentenceReads,
+  readsSentences,
+} from '../../shared/scoring/src/engine/apply-encoder.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import {
   loadEncoderManifest,
@@ -82,8 +86,8 @@ async function sentenceLogit(text: string): Promise<Read | null> {
     deps,
   );
   const r = encoderReads(an, stage);
-  // Not read in windows (or disguised): the engine reads no sentences of it either.
-  if (!r.inWindows || an.jailbreakVariants.length > 0) return null;
+  // Sentences the engine would not read (not read in windows, disguised): not counted.
+  if (!readsSentences(an, stage.manifest, r)) return null;
   const sentences = harmSentenceReads(an, stage.manifest, r);
   const out = await encoder.encode(
     sentences.map((s) => ({ role: 'prompt' as const, text: s.text })),

@@ -406,6 +406,15 @@ function sentencesMayApply(an: RequestAnalysis, manifest: EncoderManifest): bool
   );
 }
 
+/** Whether the sentences of a request read as `reads` are read for its harm (`harmSentenceReads`). */
+export function readsSentences(
+  an: RequestAnalysis,
+  manifest: EncoderManifest,
+  reads: EncoderReads,
+): boolean {
+  return sentencesMayApply(an, manifest) && reads.inWindows;
+}
+
 /**
  * The sentences read for the harm of a long input (`harm_parts`), given how it is read (`reads`):
  * for an input `sentencesMayApply` to that the encoder reads in windows (one or more, up to
@@ -420,7 +429,7 @@ export function harmSentenceReads(
   manifest: EncoderManifest,
   reads: EncoderReads,
 ): HarmSentence[] {
-  if (!sentencesMayApply(an, manifest) || !reads.inWindows) return [];
+  if (!readsSentences(an, manifest, reads)) return [];
   const at = manifest.harm?.route_above ?? 1;
   return an.harmSentences().filter((s) => s.harm >= at);
 }

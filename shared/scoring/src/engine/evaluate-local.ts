@@ -65,7 +65,7 @@ export interface SentenceLocation {
 /** `sentence` located in the user messages of `parts` (`SentenceLocation`). */
 export function locateSentence(sentence: HarmSentence, parts: ConversationParts): SentenceLocation {
   for (const m of parts.user) {
-    const at = m.index >= 0 ? m.text.indexOf(sentence.text) : -1;
+    const at = m.text.indexOf(sentence.text);
     if (at >= 0)
       return { score: sentence.harm, message: m.index, start: at, end: at + sentence.text.length };
   }
@@ -364,6 +364,9 @@ export function decide(
   const { indirectScore, indirectSources, injection } = an;
   const { config } = policy;
   const input = parts.phase === 'input';
+  // The multilingual reader's harm of the request: what rules read on input, and what is reported.
+  const multilingual =
+    an.multilingualHarm !== undefined && input ? { multilingualHarm: an.multilingualHarm } : {};
   const notes = [...an.notes];
   const jailbreak: DetectorResult = stage
     ? { score: stage.score, spans: [], variant: 'text' }
@@ -411,9 +414,7 @@ export function decide(
     regexBudget,
     meaning: (plan) => meaning?.get(plan),
     ...(an.generalHarmAt !== undefined ? { generalHarmAt: an.generalHarmAt } : {}),
-    ...(an.multilingualHarm !== undefined && input
-      ? { multilingualHarm: an.multilingualHarm }
-      : {}),
+    ...multilingual,
   };
 
   const rules = policy.active.map((r) => ({
@@ -487,9 +488,7 @@ export function decide(
     jailbreakFrom: stage ? 'encoder' : 'static',
     harmFrom: an.harmFrom,
     staticHarm: an.staticHarm,
-    ...(an.multilingualHarm !== undefined && input
-      ? { multilingualHarm: an.multilingualHarm }
-      : {}),
+    ...multilingual,
     ...(an.requestTopic ? { harmTopic: an.requestTopic } : {}),
     ...(an.requestSentence && input
       ? { harmSentence: locateSentence(an.requestSentence, parts) }
