@@ -300,6 +300,21 @@ describe("createDefaultEngine: a prompt too long for the encoder's windows", () 
       expect(r.violation).toBe(0);
     }
   });
+
+  // Until 2026-11-29 the static detectors scored only the first and last 32,000 characters of a
+  // text over 64,000, so whatever sat between them was never read.
+  const report =
+    'The quarterly report shows that revenue grew in every region, with the strongest gains in the northern stores. ' +
+    'Staff turnover fell slightly and the new scheduling system reduced overtime costs.\n';
+  const prose = (chars: number) => report.repeat(Math.ceil(chars / report.length));
+
+  it('passes 100 KB of ordinary prose, and blocks a jailbreak in its middle', async () => {
+    const text = prose(100_000);
+    expect((await score(text)).violation).toBe(0);
+    const half = text.indexOf('\n', text.length / 2) + 1;
+    const r = await score(`${text.slice(0, half)}${PERSONA}\n${text.slice(half)}`);
+    expect(r.violated_rule_descriptions.map((d) => d.name)).toContain('jailbreak');
+  });
 });
 
 describe("createDefaultEngine: the encoder's cache", () => {

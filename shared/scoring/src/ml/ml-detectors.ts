@@ -18,8 +18,6 @@ import { MlModel, type SegmentScores } from './ml-model.js';
 // to 8 decoded variants: with fewer than 9 entries every text of a payload-heavy input was scored
 // three times over (and one text per variant is ~1 ms per KB).
 const MEMO_SIZE = 12;
-/** Texts scored per call beyond this many UTF-16 units are scored on head and tail windows. */
-const MAX_SCORED_CHARS = 64_000;
 
 export interface MlDetectorsOptions {
   /** Directory holding detectors.json/.bin, vocab.txt and static-embeddings.*; defaults to the committed models. */
@@ -101,30 +99,10 @@ export class MlDetectors implements Detectors {
       const m = this.memo[i];
       if (m && m.role === role && m.text === text) return m.scores;
     }
-    let s: SegmentScores;
-    if (text.length > MAX_SCORED_CHARS) {
-      // Bound the cost of huge inputs: score the head and the tail, where instructions and
-      // suffixes sit; offsets of the tail are shifted back into the full text.
-      const half = MAX_SCORED_CHARS / 2;
-      const a = this.model.score(text.slice(0, half), role);
-      const tailStart = text.length - half;
-      const b = this.model.score(text.slice(tailStart), role);
-      const probs = new Float32Array(a.probs.length);
-      for (let h = 0; h < probs.length; h++) probs[h] = Math.max(a.probs[h] ?? 0, b.probs[h] ?? 0);
-      const logits = new Float32Array(a.logits.length + b.logits.length);
-      logits.set(a.logits);
-      logits.set(b.logits, a.logits.length);
-      s = {
-        segments: [
-          ...a.segments,
-          ...b.segments.map((g) => ({ start: g.start + tailStart, end: g.end + tailStart })),
-        ],
-        logits,
-        probs,
-      };
-    } else {
-      s = this.model.score(text, role);
-    }
+    // Every segment is scored, however long the text: a text's score is the highest of its
+    // segments', so the cost is linear in its length (the body limit bounds it), and nothing in
+    // the middle of a long input goes unread.
+    const s = this.model.score(text, role);
     if (this.memo.length >= MEMO_SIZE) this.memo.shift();
     this.memo.push({ role, text, scores: s });
     return s;
