@@ -4,8 +4,8 @@
  * A KB here is 1,000 characters (UTF-16 units), so 200 KB is the request limit of 200,000.
  *
  * Flatness is the per-KB time at the largest size over the per-KB time at 10 KB: about 1 when
- * the cost is linear (below 1 where the detectors score only the head and tail of a long text),
- * about 20 at 200 KB when it is quadratic. `--check` exits 1 when a shape's flatness exceeds 3.
+ * the cost is linear (below 1 where fixed costs, such as the encoder's reads of a long text's
+ * opening and end, spread over more text), about 20 at 200 KB when it is quadratic. `--check` exits 1 when a shape's flatness exceeds 3.
  *
  * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200] [-- --encoder MODE]
  *                                 [-- --encoder-dir DIR] [-- --no-multilingual]

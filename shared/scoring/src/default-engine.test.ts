@@ -308,12 +308,15 @@ describe("createDefaultEngine: a prompt too long for the encoder's windows", () 
     'Staff turnover fell slightly and the new scheduling system reduced overtime costs.\n';
   const prose = (chars: number) => report.repeat(Math.ceil(chars / report.length));
 
-  it('passes 100 KB of ordinary prose, and blocks a jailbreak in its middle', async () => {
+  it('blocks a jailbreak in the middle of 100 KB of prose the static detector does not flag, which alone passes', async () => {
+    // one paragraph repeated: real long texts are mostly flagged anyway (detection-quality.md)
     const text = prose(100_000);
     expect((await score(text)).violation).toBe(0);
     const half = text.indexOf('\n', text.length / 2) + 1;
     const r = await score(`${text.slice(0, half)}${PERSONA}\n${text.slice(half)}`);
     expect(r.violated_rule_descriptions.map((d) => d.name)).toContain('jailbreak');
+    // found by the static detector in the middle, and read there by the encoder
+    expect(r.reasoning).toMatch(/opening and end, and 1 read\(s\) of flagged segments/);
   });
 });
 

@@ -100,8 +100,8 @@ export class MlDetectors implements Detectors {
       if (m && m.role === role && m.text === text) return m.scores;
     }
     // Every segment is scored, however long the text: a text's score is the highest of its
-    // segments', so the cost is linear in its length (the body limit bounds it), and nothing in
-    // the middle of a long input goes unread.
+    // segments', so the cost is linear in its length (bounded by the request limits and the
+    // scoring deadline), and nothing in the middle of a long input goes unread.
     const s = this.model.score(text, role);
     if (this.memo.length >= MEMO_SIZE) this.memo.shift();
     this.memo.push({ role, text, scores: s });
