@@ -230,14 +230,94 @@ def joined_rows(rows, n, rng):
     return out
 
 
+# Documents pasted into prompts (pasted_rows): BIPIA's real e-mails, tables, code answers and
+# abstracts. Not the build's synthetic slices of them, whose carriers include the calibration
+# split's documents, nor its synthetic e-mails built from other sets' texts.
+PASTED_SOURCES = ('bipia',)
+# How a user hands a document over (written for this recipe).
+PASTED_LEADS = (
+    'Please summarise the following document.',
+    'Can you read this and tell me the main points?',
+    'Here is the text I mentioned:',
+    'What does this say? Keep the answer short.',
+    'Extract the dates and amounts from this:',
+    'Rewrite this in plain English for a customer:',
+    'Is anything in here out of date?',
+    'Context for my question:',
+    'Use only the information below to answer.',
+    'Translate this to Spanish, keeping the formatting:',
+)
+# Characters of a piece that an attack follows: short enough that the attack's opening stays in
+# the first tokens read (96 of the 126), as joined_rows keeps a jailbreak's opening in view.
+PASTED_BEFORE_ATTACK = 250
+
+
+def pasted_rows(rows, n, rng):
+    """Prompts that carry a document the user pasted (family synthetic:pasted). Not in the shipped
+    recipe (train-product.sh FT_PASTED, default 0): measured on 2026-11-29 with n = 1500, it cut
+    the validation split's clean BIPIA documents pasted into a prompt that were blocked from 11.2%
+    to 1.2% (32 KB of them: 46% to 16%), but jailbreaks among ordinary requests were caught 57.0%
+    instead of 68.7%, adversarial suffixes 87.4% instead of 98.3% (docs/detection-quality.md, "A
+    prompt that carries a document").
+
+    A prompt that holds a document (an e-mail, a table, code) is read in windows of about 500
+    characters, and without these rows the model reads such windows as jailbreaks. n benign prompts, each a piece of one of the training split's benign documents
+    (PASTED_SOURCES) of up to 600 characters from the start of a line (the whole document one time
+    in four), after a lead-in half of the time; n/2 with a jailbreak prompt and n/4 with a harmful
+    request (the targets of that row), after the lead-in when there is one: before the piece, or
+    after a piece of at most PASTED_BEFORE_ATTACK characters, so that a pasted document, or the
+    words that hand it over, are no cover for either."""
+    docs = [r for r in rows if r['role'] == 'document' and r['label'] == 'benign'
+            and r['source'] in PASTED_SOURCES and r['text'].strip()]
+    jailbreaks = [r for r in rows if r['role'] == 'prompt' and r['label'] == 'jailbreak']
+    harmful = [r for r in rows if r['role'] == 'prompt' and r['label'] == 'harmful'
+               and r['source'] not in NOT_ORDINARY and len(r['text']) <= 300]
+    if not (docs and jailbreaks and harmful):
+        return []
+
+    def piece(limit=600):
+        """A piece of a benign document, and that document's targets."""
+        d = rng.choice(docs)
+        t = d['text']
+        if len(t) > limit and (limit < 600 or rng.random() >= 0.25):
+            starts = [0] + [i + 1 for i, c in enumerate(t[:-1]) if c == '\n' and i + 1 < len(t) - 20]
+            s = rng.choice(starts)
+            t = t[s:s + limit]
+        return t.strip() or d['text'].strip()[:limit], d['targets']
+
+    def lead(parts):
+        return '\n\n'.join([rng.choice(PASTED_LEADS), *parts] if rng.random() < 0.5 else parts)
+
+    out = []
+    for _ in range(n):
+        text, tgt = piece()
+        out.append({'text': lead([text]), 'source': 'synthetic:pasted', 'label': 'benign',
+                    'role': 'prompt', 'targets': tgt})
+    for pool, label, k in ((jailbreaks, 'jailbreak', n // 2), (harmful, 'harmful', n // 4)):
+        for _ in range(k):
+            r = rng.choice(pool)
+            attack = r['text'].strip()
+            if rng.random() < 0.5:
+                parts = [attack, piece()[0]]
+            else:
+                parts = [piece(PASTED_BEFORE_ATTACK)[0], attack]
+            out.append({'text': lead(parts), 'source': 'synthetic:pasted', 'label': label,
+                        'role': 'prompt', 'targets': r['targets']})
+    return out
+
+
 def training_rows(a, rng):
-    """The rows `train` fits, in order: the source-balanced sample plus the joined prompts."""
-    texts = read_rows(a.texts, a.split)  # read once for both
+    """The rows `train` fits, in order: the source-balanced sample plus the joined prompts and
+    the prompts with a pasted document."""
+    texts = read_rows(a.texts, a.split)  # read once for all
     rows, counts = sample(texts, a.per_source, rng)
-    if a.joined:
-        extra = joined_rows(texts, a.joined, rng)
-        counts['synthetic:joined'] = len(extra)
-        rows += extra
+    for n, make, family in ((a.joined, joined_rows, 'synthetic:joined'),
+                            (a.pasted, pasted_rows, 'synthetic:pasted')):
+        if n:
+            extra = make(texts, n, rng)
+            counts[family] = len(extra)
+            rows += extra
+    if a.joined or a.pasted:
         rng.shuffle(rows)
     return rows, counts
 
@@ -300,7 +380,7 @@ def train(a):
     model = Detector(a.arch, a.base)
     seconds = fit(model, enc, targets(rows), a, rng, a.device)
     save(model, a.out, {'arch': a.arch, 'rows': len(rows), 'groups': counts, 'epochs': a.epochs, 'lr': a.lr,
-                        'joined': a.joined, 'batch': a.batch, 'device': a.device, 'seconds': seconds})
+                        'joined': a.joined, 'pasted': a.pasted, 'batch': a.batch, 'device': a.device, 'seconds': seconds})
 
 
 @torch.no_grad()
@@ -461,6 +541,9 @@ if __name__ == '__main__':
     ap.add_argument('--joined', type=int, default=0,
                     help='add this many prompts made of several benign requests (and half as many with a jailbreak, '
                          'half with a harmful request, among them): joined_rows()')
+    ap.add_argument('--pasted', type=int, default=0,
+                    help='add this many prompts holding a piece of a benign document (and half as many with a '
+                         'jailbreak, a quarter with a harmful request, beside it): pasted_rows()')
     ap.add_argument('--split', help="train on rows of this split only (the product model: 'train', so calib sets thresholds)")
     ap.add_argument('--epochs', type=int, default=RECIPE['epochs'])
     ap.add_argument('--batch', type=int, default=RECIPE['batch'])

@@ -11,7 +11,8 @@
 # Env: FT_GROUP (held-out group of group-rows.py: a, b or c; default a), FT_ARCH (minilm, or e5
 # for multilingual-e5-small: no ONNX export, scored in torch only), FT_EPOCHS (default 1),
 # FT_PER_SOURCE (default 1000), FT_JOINED (prompts made of several requests, finetune.py --joined;
-# default 0, the shipped model uses 3000), FT_OUT (default .cache/guard-ft/<group>).
+# default 0, the shipped model uses 3000), FT_PASTED (prompts holding a piece of a document,
+# finetune.py --pasted; default 0, as the shipped model), FT_OUT (default .cache/guard-ft/<group>).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=scripts/encoder
@@ -40,10 +41,11 @@ cp shared/scoring/models/vocab.txt "$OUT/static-model/"
 python3 "$HERE/group-rows.py" "$GROUP" "$DATA" "$OUT/eval-rows.jsonl"
 node --conditions=source --import tsx "$HERE/score-static.ts" "$OUT/eval-rows.jsonl" "$OUT/static-model" "$OUT/scores-static.jsonl"
 JOINED=${FT_JOINED:-0}
-M=$OUT/$ARCH-e$EPOCHS$([ "$JOINED" != 0 ] && echo "-j$JOINED")
+PASTED=${FT_PASTED:-0}
+M=$OUT/$ARCH-e$EPOCHS$([ "$JOINED" != 0 ] && echo "-j$JOINED")$([ "$PASTED" != 0 ] && echo "-p$PASTED")
 FT=("$PY" "$HERE/finetune.py")
 "${FT[@]}" train --arch "$ARCH" --texts "$OUT/build/train-texts.jsonl" --base "$BASE" --out "$M" \
-  --per-source "${FT_PER_SOURCE:-1000}" --epochs "$EPOCHS" --joined "$JOINED"
+  --per-source "${FT_PER_SOURCE:-1000}" --epochs "$EPOCHS" --joined "$JOINED" --pasted "$PASTED"
 "${FT[@]}" score --arch "$ARCH" --model "$M" --base "$BASE" --rows "$OUT/eval-rows.jsonl" --scores "$M/scores.jsonl"
 ENC=$M/scores.jsonl
 if [ "$ARCH" = minilm ]; then

@@ -2,7 +2,8 @@
 
 For each fold (a held-out source, or `_reference`: only the benign pool held out, which measures
 the sources every build holds out), the encoder is fine-tuned exactly as train-product.sh does it
-(finetune.py's sample, joined prompts and fit; --split train --joined 3000) on the training build
+(finetune.py's sample, joined prompts and fit; --split train --joined 3000; --pasted N adds
+prompts holding a piece of a document, not in the shipped recipe) on the training build
 made without the fold's source and without the benign pool, and scored on the held-out rows and
 the pool (group-rows.py loso). The static detectors of the same fold come from `npm run eval:loso`
 (.cache/guard-loso/folds/<fold>/model). Recall at the score that flags 1% of the pool, for the
@@ -123,7 +124,7 @@ def pack(a):
     for fold in folds_arg(a):
         t0 = time.time()
         ns = SimpleNamespace(texts=os.path.join(a.builds, fold, 'train-texts.jsonl'), split='train',
-                             per_source=RECIPE['per_source'], joined=a.joined)
+                             per_source=RECIPE['per_source'], joined=a.joined, pasted=a.pasted)
         rng = random.Random(SEED)
         trows, counts = training_rows(ns, rng)
         idx = np.array([sid(tok.encode(r['role'], r['text'])) for r in trows], dtype=np.int32)
@@ -132,6 +133,7 @@ def pack(a):
                             eval=np.array(fold_rows(rows, fold), dtype=np.int32))
         with open(os.path.join(a.out, f'fold-{fold}.json'), 'w') as f:
             json.dump({'rng': rng.getstate(), 'groups': counts, 'rows': len(trows), 'joined': a.joined,
+                       'pasted': a.pasted,
                        'fingerprint': fingerprint([seqs[i] for i in idx])}, f)
         print(f'{fold}: {len(trows)} training rows ({time.time() - t0:.0f}s)', flush=True)
     flat = np.concatenate([np.array(s, dtype=np.uint16) for s in seqs])
@@ -335,6 +337,7 @@ if __name__ == '__main__':
     ap.add_argument('--rows')
     ap.add_argument('--base')
     ap.add_argument('--joined', type=int, default=3000)
+    ap.add_argument('--pasted', type=int, default=0)
     ap.add_argument('--pack')
     ap.add_argument('--out')
     ap.add_argument('--device', default=os.environ.get('FT_DEVICE', 'cpu'))
