@@ -261,9 +261,10 @@ def pasted_rows(rows, n, rng):
     prompt that carries a document").
 
     A prompt that holds a document (an e-mail, a table, code) is read in windows of about 500
-    characters, and without these rows the model reads such windows as jailbreaks. n benign prompts, each a piece of one of the training split's benign documents
-    (PASTED_SOURCES) of up to 600 characters from the start of a line (the whole document one time
-    in four), after a lead-in half of the time; n/2 with a jailbreak prompt and n/4 with a harmful
+    characters, and without these rows the model reads such windows as jailbreaks. n benign
+    prompts, each a piece of one of the training split's benign documents (PASTED_SOURCES) of up
+    to 600 characters from the start of a line (the whole document one time in four), after a
+    lead-in half of the time; n/2 with a jailbreak prompt and n/4 with a harmful
     request (the targets of that row), after the lead-in when there is one: before the piece, or
     after a piece of at most PASTED_BEFORE_ATTACK characters, so that a pasted document, or the
     words that hand it over, are no cover for either."""
