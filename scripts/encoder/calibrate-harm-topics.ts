@@ -38,6 +38,7 @@ import {
   type EncoderManifest,
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { MULTILINGUAL_UNAVAILABLE } from '../../shared/scoring/src/engine/apply-multilingual.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { missingMultilingualFiles } from '../../shared/scoring/src/multilingual/reader.js';
 import { harmCues } from '../../shared/scoring/src/router/harm-cues.js';
@@ -128,7 +129,7 @@ for (const [i, r] of rows.entries()) {
   };
   const res = await engine.score(request);
   const notes = (res.scanner_output.notes ?? []) as string[];
-  const failed = notes.find((n) => n.startsWith('multilingual reader unavailable'));
+  const failed = notes.find((n) => n.startsWith(MULTILINGUAL_UNAVAILABLE));
   if (failed) throw new Error(`the engine ran without the multilingual reader: ${failed}`);
   const harm = res.scanner_output.harm as {
     score: number;

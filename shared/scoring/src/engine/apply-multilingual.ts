@@ -17,6 +17,9 @@ import {
 import { harmTarget, modeOf, type EncoderStage } from './apply-encoder.js';
 import type { RequestAnalysis } from './evaluate-local.js';
 
+/** How the note of a request the reader failed on begins (calibration steps stop on it). */
+export const MULTILINGUAL_UNAVAILABLE = 'multilingual reader unavailable';
+
 export interface MultilingualStage {
   manifest: MultilingualManifest;
   /** Whether the English models cannot read `text` (the gate). */
@@ -57,7 +60,7 @@ export async function multilingualHarm(
   } catch (e) {
     if (signal?.aborted) throw e;
     return {
-      note: `multilingual reader unavailable (${e instanceof Error ? e.message : String(e)}): the English models answered for a request in another language`,
+      note: `${MULTILINGUAL_UNAVAILABLE} (${e instanceof Error ? e.message : String(e)}): the English models answered for a request in another language`,
     };
   }
 }
