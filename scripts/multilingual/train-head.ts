@@ -14,11 +14,15 @@
  * The regularisation (1e-2 on embeddings scaled by 8) was fixed before any number was looked at.
  *
  *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE]
- *                                 [--comments none|benign|all] [--out DIR]
+ *                                 [--comments none|benign|all] [--centre] [--out DIR]
  *
  * --hold-out leaves the training rows of one script out (han: Chinese; other: the Latin-script and
  * other texts the gate sends on), to measure the head on a language it never saw; --without leaves
- * a whole source out (comma-separated for several); --out writes the
+ * a whole source out (comma-separated for several), or one script of it (`red_instruct:han`);
+ * --centre fits the head on embeddings less the mean of their script group's benign training
+ * prompts (script-group.ts; English apart) and writes each group's offset into the manifest
+ * (measured on 2026-11-29 and not kept, like --without red_instruct:han: docs/detection-quality.md,
+ * "Questions people ask, in other languages"); --out writes the
  * manifest into DIR (with links to the model files) instead of the shipped one, for
  * `npm run eval:monitor -- ... --multilingual-dir DIR`.
  */
@@ -29,6 +33,7 @@ import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { linearLogit } from '@guard/scoring/encoder/encoder';
 import { englishGate } from '@guard/scoring/multilingual/gate';
+import { scriptGroup } from '@guard/scoring/multilingual/script-group';
 import {
   createOnnxMultilingualReader,
   defaultMultilingualDir,
@@ -45,6 +50,7 @@ const { values: opts, positionals } = parseArgs({
     without: { type: 'string' },
     out: { type: 'string' },
     comments: { type: 'string', default: 'none' },
+    centre: { type: 'boolean', default: false },
   },
 });
 // --comments benign|all: also train on the abusive-language comment sets' benign rows (hard
@@ -68,6 +74,8 @@ const LAMBDA = 1e-2;
 const STEPS = 3000;
 const SEED = 7;
 const BENIGN_BUDGET = 0.01;
+/** Benign reference rows a script group needs for a mean of its own (--centre). */
+const MIN_REFERENCE = 50;
 const CACHE = '.cache/guard-multilingual';
 
 const manifest = loadMultilingualManifest(dir);
@@ -84,6 +92,10 @@ const script = (t: string) =>
 
 const train = new Map<string, CalibRow[]>();
 const calibBenign: CalibRow[] = [];
+/** --centre: benign training prompts of every source by script group, to take each group's mean. */
+const reference = new Map<string, CalibRow[]>();
+/** The group a text is centred in: its script when the gate sends it on, else English. */
+const groupOf = (t: string) => (gated(t) ? scriptGroup(t) : 'en');
 for await (const line of readline.createInterface({ input: fs.createReadStream(texts) })) {
   if (!line.trim()) continue;
   const r = JSON.parse(line) as CalibRow;
@@ -93,11 +105,21 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
   // contrast cases quote slurs to condemn them), as in every calibration of the build.
   const comment = NOT_BUDGETED.has(r.source);
   if (
+    opts.centre &&
+    r.split === 'train' &&
+    r.label === 'benign' &&
+    !without.has(r.source) &&
+    (holdOut === undefined || script(r.text) !== holdOut)
+  ) {
+    const k = `${groupOf(r.text)}|${r.source}`;
+    (reference.get(k) ?? reference.set(k, []).get(k))?.push(r);
+  }
+  if (
     r.split === 'train' &&
     (!comment || comments === 'all' || (comments === 'benign' && r.label === 'benign'))
   ) {
     if (holdOut !== undefined && script(r.text) === holdOut) continue;
-    if (without.has(r.source)) continue;
+    if (without.has(r.source) || without.has(`${r.source}:${script(r.text)}`)) continue;
     const k = `${r.source}|${y}|${script(r.text)}`;
     (train.get(k) ?? train.set(k, []).get(k))?.push(r);
   } else if (
@@ -167,8 +189,42 @@ async function embed(rows: readonly { text: string }[], label: string): Promise<
   if (todo.length > 0) process.stdout.write('\n');
   return rows.map((r) => known.get(r.text) as Float32Array);
 }
-const X = await embed(sample, 'train');
-const C = await embed(calibBenign, 'calibration');
+let X = await embed(sample, 'train');
+let C = await embed(calibBenign, 'calibration');
+/** --centre: each group's mean embedding over its benign reference rows (`any`: the gated ones). */
+const centres = new Map<string, Float32Array>();
+if (opts.centre) {
+  const ref: Array<{ text: string; group: string }> = [];
+  for (const [k, rows] of [...reference].sort(([a], [b]) => a.localeCompare(b)))
+    for (const r of shuffle(rows, rand).slice(0, PER_GROUP))
+      ref.push({ text: r.text, group: k.split('|')[0] as string });
+  const R = await embed(ref, 'reference');
+  const sums = new Map<string, { v: Float32Array; n: number }>();
+  R.forEach((e, i) => {
+    const g = ref[i]?.group as string;
+    for (const key of g === 'en' ? [g] : [g, 'any']) {
+      const acc = sums.get(key) ?? sums.set(key, { v: new Float32Array(384), n: 0 }).get(key);
+      if (!acc) continue;
+      e.forEach((x, j) => (acc.v[j] = (acc.v[j] ?? 0) + x));
+      acc.n++;
+    }
+  });
+  for (const [g, { v, n }] of sums)
+    if (n >= MIN_REFERENCE || g === 'any')
+      centres.set(
+        g,
+        v.map((x) => x / n),
+      );
+  console.log(
+    `centres: ${[...sums].map(([g, { n }]) => `${g} ${n}${centres.has(g) ? '' : ' (too few: any)'}`).join(', ')}`,
+  );
+  const centred = (e: Float32Array, t: string) => {
+    const c = centres.get(groupOf(t)) ?? centres.get('any');
+    return c ? e.map((x, j) => x - (c[j] ?? 0)) : e;
+  };
+  X = X.map((e, i) => centred(e, sample[i]?.text as string));
+  C = C.map((e, i) => centred(e, calibBenign[i]?.text as string));
+}
 await reader.close();
 
 const { w: head, b } = fitEmbeddingHead(
@@ -197,11 +253,23 @@ if (opts.out) {
   file = path.join(opts.out, 'multilingual.json');
 }
 const json = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-json.harm = { w: head.map((v) => Number(v.toPrecision(6))), b: Number((b - at).toPrecision(6)) };
+const w6 = head.map((v) => Number(v.toPrecision(6)));
+// Centred: the head reads `e - centre`, so a text of group g gets `-w . centre_g` on its logit.
+const offsets = Object.fromEntries(
+  [...centres]
+    .filter(([g]) => g !== 'en')
+    .map(([g, c]) => [g, Number((-w6.reduce((s, x, j) => s + x * (c[j] ?? 0), 0)).toPrecision(6))]),
+);
+json.harm = {
+  w: w6,
+  b: Number((b - at).toPrecision(6)),
+  ...(centres.size > 0 ? { offsets } : {}),
+};
 json.provenance = {
   ...(holdOut ? { held_out_script: holdOut } : {}),
   ...(without.size > 0 ? { held_out_sources: [...without] } : {}),
   ...(comments !== 'none' ? { comments } : {}),
+  ...(opts.centre ? { centred: true } : {}),
   train_prompts: sample.length,
   train_harmful: pos,
   calibration_prompts_gated: cz.length,

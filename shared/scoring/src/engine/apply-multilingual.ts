@@ -54,7 +54,7 @@ export async function multilingualHarm(
   try {
     const reader = await ml.reader();
     const [embedding] = await reader.read([text], signal);
-    const z = embedding ? harmLogit(reader.manifest, embedding) : null;
+    const z = embedding ? harmLogit(reader.manifest, embedding, text) : null;
     if (z === null) throw new Error('the reader returned nothing');
     return { score: sigmoid(z) };
   } catch (e) {

@@ -12,6 +12,7 @@ import { linearLogit } from '../encoder/encoder.js';
 import { createSession, readManifest } from '../encoder/onnx-session.js';
 import { defaultModelDir } from '../ml/ml-model.js';
 import { DEFAULT_GATE, type GatePoint } from './gate.js';
+import { SCRIPT_GROUPS, scriptGroup } from './script-group.js';
 
 export interface MultilingualManifest {
   model: string;
@@ -34,11 +35,16 @@ export interface MultilingualManifest {
   /**
    * The harm head: `z = w . embedding + b`, shifted on the calibration split so that `z = 0` is
    * the point 1% of its benign prompts in other languages reach (`scripts/multilingual/train-head.ts`).
-   * Absent: the reader is not used for harm.
+   * `offsets`, when present: the head was fitted on embeddings less their script's mean over
+   * benign texts (`script-group.ts`), which is `-w . mean`, added to the logit of a text in that
+   * script (`any`: the mean over all scripts, for a script without its own). Absent: the reader
+   * is not used for harm.
    */
-  harm?: { w: number[]; b: number };
+  harm?: { w: number[]; b: number; offsets?: Partial<Record<ScriptOffset, number>> };
   provenance?: Record<string, unknown>;
 }
+
+type ScriptOffset = (typeof SCRIPT_GROUPS)[number] | 'any';
 
 /** Reads texts to sentence embeddings (mean-pooled, L2-normalised, 384 numbers). */
 export interface MultilingualReader {
@@ -68,7 +74,13 @@ const manifestSchema: z.ZodType<MultilingualManifest> = z.looseObject({
   gate: z
     .object({ non_ascii: z.number(), known_words: z.number(), min_words: z.int() })
     .default(DEFAULT_GATE),
-  harm: z.object({ w: z.array(z.number()).length(384), b: z.number() }).optional(),
+  harm: z
+    .object({
+      w: z.array(z.number()).length(384),
+      b: z.number(),
+      offsets: z.partialRecord(z.enum([...SCRIPT_GROUPS, 'any']), z.number()).optional(),
+    })
+    .optional(),
   provenance: z.record(z.string(), z.unknown()).optional(),
 });
 
@@ -92,10 +104,19 @@ export function missingMultilingualFiles(
   return ['weights.bin', m.tokenizer].filter((f) => !existsSync(path.join(dir, f)));
 }
 
-/** The harm head's logit for an embedding (0 at the operating point); null without a head. */
-export function harmLogit(manifest: MultilingualManifest, embedding: Float32Array): number | null {
+/**
+ * The harm head's logit for the embedding of `text` (0 at the operating point), with its script's
+ * offset when the head has them; null without a head.
+ */
+export function harmLogit(
+  manifest: MultilingualManifest,
+  embedding: Float32Array,
+  text: string,
+): number | null {
   const h = manifest.harm;
-  return h ? linearLogit(h, embedding) : null;
+  if (!h) return null;
+  const offset = h.offsets ? (h.offsets[scriptGroup(text)] ?? h.offsets.any ?? 0) : 0;
+  return linearLogit(h, embedding) + offset;
 }
 
 /**
