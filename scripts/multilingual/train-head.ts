@@ -13,16 +13,17 @@
  * (comments and tweets, not requests) are left out of training as of the budget.
  * The regularisation (1e-2 on embeddings scaled by 8) was fixed before any number was looked at.
  *
- *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE]
+ *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE[:SCRIPT]]
  *                                 [--comments none|benign|all] [--centre] [--out DIR]
  *
  * --hold-out leaves the training rows of one script out (han: Chinese; other: the Latin-script and
  * other texts the gate sends on), to measure the head on a language it never saw; --without leaves
- * a whole source out (comma-separated for several), or one script of it (`red_instruct:han`);
- * --centre fits the head on embeddings less the mean of their script group's benign training
- * prompts (script-group.ts; English apart) and writes each group's offset into the manifest
+ * a whole source out (comma-separated for several), or its rows of one script as --hold-out tells
+ * them (`red_instruct:han`: any Chinese character; `en`: what the gate keeps); --centre fits the
+ * head on embeddings less the mean of their script group's benign training rows (script-group.ts,
+ * by most letters; what the gate keeps apart) and writes each group's offset into the manifest
  * (measured on 2026-11-29 and not kept, like --without red_instruct:han: docs/detection-quality.md,
- * "Questions people ask, in other languages"); --out writes the
+ * "Two more sets, and two heads measured and not kept"); --out writes the
  * manifest into DIR (with links to the model files) instead of the shipped one, for
  * `npm run eval:monitor -- ... --multilingual-dir DIR`.
  */
@@ -68,6 +69,13 @@ if (holdOut !== undefined && !['han', 'arabic', 'other'].includes(holdOut)) {
   console.error(`--hold-out: expected han, arabic or other, got "${holdOut}"`);
   process.exit(2);
 }
+for (const w of without) {
+  const part = w.split(':')[1];
+  if (part !== undefined && !['han', 'arabic', 'other', 'en'].includes(part)) {
+    console.error(`--without ${w}: the script after ":" is han, arabic, other or en`);
+    process.exit(2);
+  }
+}
 const PER_GROUP = 400;
 const SCALE = 8;
 const LAMBDA = 1e-2;
@@ -104,13 +112,13 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
   // Requests only: the abusive-language sets are comments and tweets, not requests (and their
   // contrast cases quote slurs to condemn them), as in every calibration of the build.
   const comment = NOT_BUDGETED.has(r.source);
-  if (
-    opts.centre &&
-    r.split === 'train' &&
-    r.label === 'benign' &&
-    !without.has(r.source) &&
-    (holdOut === undefined || script(r.text) !== holdOut)
-  ) {
+  const leftOut =
+    (holdOut !== undefined && script(r.text) === holdOut) ||
+    without.has(r.source) ||
+    without.has(`${r.source}:${script(r.text)}`);
+  // The reference is every benign training row of the group, the comment sets' too (the text of
+  // the language, not only its requests): the variant measured on 2026-11-29.
+  if (opts.centre && r.split === 'train' && r.label === 'benign' && !leftOut) {
     const k = `${groupOf(r.text)}|${r.source}`;
     (reference.get(k) ?? reference.set(k, []).get(k))?.push(r);
   }
@@ -118,8 +126,7 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
     r.split === 'train' &&
     (!comment || comments === 'all' || (comments === 'benign' && r.label === 'benign'))
   ) {
-    if (holdOut !== undefined && script(r.text) === holdOut) continue;
-    if (without.has(r.source) || without.has(`${r.source}:${script(r.text)}`)) continue;
+    if (leftOut) continue;
     const k = `${r.source}|${y}|${script(r.text)}`;
     (train.get(k) ?? train.set(k, []).get(k))?.push(r);
   } else if (

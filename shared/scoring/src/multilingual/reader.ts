@@ -106,7 +106,8 @@ export function missingMultilingualFiles(
 
 /**
  * The harm head's logit for the embedding of `text` (0 at the operating point), with its script's
- * offset when the head has them; null without a head.
+ * offset when the head has them; null without a head. For texts the gate sends on: a head with
+ * offsets was fitted on what the gate keeps with a centre of its own, which serving never needs.
  */
 export function harmLogit(
   manifest: MultilingualManifest,

@@ -1,0 +1,119 @@
+/**
+ * `npm run eval:multilingual -- DIR [DIR ...]`: the multilingual reader's harm head alone, each
+ * manifest DIR's (the shipped one is shared/scoring/models/multilingual; others from
+ * `npm run train:multilingual -- ... --out DIR`) at its own point (logit 0, with its per-script
+ * offsets): the share of rows above it, per set, one column per head. The sets are the rows the
+ * gate sends on of the validation split (.cache/guard-train/val.jsonl, `npm run train`) and of the
+ * training split's red_instruct and xSID Chinese rows (.cache/guard-train-encoder/train-texts.jsonl,
+ * `npm run train:encoder` or build-dataset.ts with GUARD_TRAIN_TEXTS=1), and the hand-written
+ * question sets in scripts/eval/probes/. Embeddings come from train-head.ts's cache where it has
+ * them; the others are read (a few minutes for the validation rows the first time).
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { englishGate } from '@guard/scoring/multilingual/gate';
+import {
+  createOnnxMultilingualReader,
+  defaultMultilingualDir,
+  harmLogit,
+  loadMultilingualManifest,
+} from '@guard/scoring/multilingual/reader';
+import { scriptGroup } from '@guard/scoring/multilingual/script-group';
+
+interface Row {
+  text: string;
+  label: string;
+  role: string;
+  source: string;
+  split?: string;
+}
+
+const dirs = process.argv.slice(2);
+if (dirs.length === 0) {
+  console.error('usage: npm run eval:multilingual -- DIR [DIR ...]');
+  process.exit(2);
+}
+const dir = defaultMultilingualDir();
+const manifest = loadMultilingualManifest(dir);
+const gated = englishGate(manifest.gate);
+const jsonl = (f: string): Row[] =>
+  fs
+    .readFileSync(f, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Row);
+const sets = new Map<string, Row[]>();
+const add = (k: string, r: Row) => (sets.get(k) ?? sets.set(k, []).get(k))?.push(r);
+for (const r of jsonl('.cache/guard-train/val.jsonl')) {
+  if (r.role !== 'prompt' || !gated(r.text)) continue;
+  if (r.source === 'red_instruct')
+    add(`validation red_instruct, ${scriptGroup(r.text)} (harmful)`, r);
+  else if (r.source === 'xsid') add('validation xsid, held-out languages (benign)', r);
+  else if (r.source === 'multilingual_hatecheck')
+    add(`validation hatecheck hi/pt/pl (${r.label})`, r);
+  else add(`validation, other sources (${r.label})`, r);
+}
+for (const r of jsonl('.cache/guard-train-encoder/train-texts.jsonl')) {
+  if (r.split !== 'train' || !gated(r.text)) continue;
+  if (r.source === 'red_instruct') add(`train red_instruct, ${scriptGroup(r.text)} (harmful)`, r);
+  if (r.source === 'xsid' && scriptGroup(r.text) === 'han') add('train xsid, han (benign)', r);
+}
+const probes = 'scripts/eval/probes';
+for (const f of fs
+  .readdirSync(probes)
+  .filter((f) => f.startsWith('questions-'))
+  .sort()) {
+  const set = f.replace(/^questions-other-languages-|\.jsonl$/g, '');
+  for (const r of jsonl(path.join(probes, f)))
+    add(`questions ${set}, ${scriptGroup(r.text) === 'han' ? 'han' : 'other scripts'}`, r);
+}
+
+// train-head.ts's cache: texts and vectors keyed by the weights and the prompt convention.
+const layout = JSON.parse(fs.readFileSync(path.join(dir, manifest.layout), 'utf8')) as {
+  weights: { sha256: string };
+};
+const key = createHash('sha256')
+  .update(layout.weights.sha256)
+  .update(manifest.prefix)
+  .update(String(manifest.max_tokens))
+  .digest('hex')
+  .slice(0, 16);
+const known = new Map<string, Float32Array>();
+const textsFile = `.cache/guard-multilingual/${key}.texts.jsonl`;
+const vecFile = `.cache/guard-multilingual/${key}.f32`;
+if (fs.existsSync(textsFile) && fs.existsSync(vecFile)) {
+  const all = new Float32Array(fs.readFileSync(vecFile).buffer.slice(0));
+  fs.readFileSync(textsFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .forEach((l, i) => known.set(JSON.parse(l) as string, all.subarray(i * 384, (i + 1) * 384)));
+}
+const todo = [
+  ...new Set(
+    [...sets.values()]
+      .flat()
+      .map((r) => r.text)
+      .filter((t) => !known.has(t)),
+  ),
+];
+if (todo.length > 0) {
+  console.error(`reading ${todo.length} texts not in the cache`);
+  const reader = await createOnnxMultilingualReader(dir);
+  for (let i = 0; i < todo.length; i += 128) {
+    const part = todo.slice(i, i + 128);
+    (await reader.read(part)).forEach((e, j) => known.set(part[j] as string, e));
+  }
+  await reader.close();
+}
+const heads = dirs.map((d) => ({ name: d, m: loadMultilingualManifest(d) }));
+console.log(['set', 'rows', ...heads.map((h) => h.name)].join('\t'));
+for (const [k, rows] of [...sets].sort(([a], [b]) => a.localeCompare(b))) {
+  const cols = heads.map(({ m }) => {
+    const above = rows.filter(
+      (r) => (harmLogit(m, known.get(r.text) as Float32Array, r.text) ?? -1) > 0,
+    ).length;
+    return `${((100 * above) / rows.length).toFixed(1)}% (${above})`;
+  });
+  console.log([k, rows.length, ...cols].join('\t'));
+}
