@@ -14,14 +14,15 @@
  * The regularisation (1e-2 on embeddings scaled by 8) was fixed before any number was looked at.
  *
  *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE[:SCRIPT]]
- *                                 [--comments none|benign|all] [--centre] [--out DIR]
+ *                                 [--comments none|benign|all] [--centre all|requests] [--out DIR]
  *
  * --hold-out leaves the training rows of one script out (han: Chinese; other: the Latin-script and
  * other texts the gate sends on), to measure the head on a language it never saw; --without leaves
  * a whole source out (comma-separated for several), or its rows of one script as --hold-out tells
  * them (`red_instruct:han`: any Chinese character; `en`: what the gate keeps); --centre fits the
  * head on embeddings less the mean of their script group's benign training rows (script-group.ts,
- * by most letters; what the gate keeps apart) and writes each group's offset into the manifest
+ * by most letters; what the gate keeps apart; `all`: every source's, the comment sets' too;
+ * `requests`: the sources the head trains on) and writes each group's offset into the manifest
  * (measured on 2026-11-29 and not kept, like --without red_instruct:han: docs/detection-quality.md,
  * "Two more sets, and two heads measured and not kept"); --out writes the
  * manifest into DIR (with links to the model files) instead of the shipped one, for
@@ -51,7 +52,7 @@ const { values: opts, positionals } = parseArgs({
     without: { type: 'string' },
     out: { type: 'string' },
     comments: { type: 'string', default: 'none' },
-    centre: { type: 'boolean', default: false },
+    centre: { type: 'string' },
   },
 });
 // --comments benign|all: also train on the abusive-language comment sets' benign rows (hard
@@ -59,6 +60,13 @@ const { values: opts, positionals } = parseArgs({
 const comments = opts.comments;
 if (!['none', 'benign', 'all'].includes(comments)) {
   console.error(`--comments: expected none, benign or all, got "${comments}"`);
+  process.exit(2);
+}
+// --centre all|requests: the reference rows of each script group's mean are every benign training
+// row (the comment sets' too), or the requests the head trains on only.
+const centre = opts.centre;
+if (centre !== undefined && !['all', 'requests'].includes(centre)) {
+  console.error(`--centre: expected all or requests, got "${centre}"`);
   process.exit(2);
 }
 const texts = positionals[0] ?? '.cache/guard-train-encoder/train-texts.jsonl';
@@ -116,9 +124,13 @@ for await (const line of readline.createInterface({ input: fs.createReadStream(t
     (holdOut !== undefined && script(r.text) === holdOut) ||
     without.has(r.source) ||
     without.has(`${r.source}:${script(r.text)}`);
-  // The reference is every benign training row of the group, the comment sets' too (the text of
-  // the language, not only its requests): the variant measured on 2026-11-29.
-  if (opts.centre && r.split === 'train' && r.label === 'benign' && !leftOut) {
+  if (
+    centre !== undefined &&
+    r.split === 'train' &&
+    r.label === 'benign' &&
+    !leftOut &&
+    (centre === 'all' || !comment)
+  ) {
     const k = `${groupOf(r.text)}|${r.source}`;
     (reference.get(k) ?? reference.set(k, []).get(k))?.push(r);
   }
@@ -200,7 +212,7 @@ let X = await embed(sample, 'train');
 let C = await embed(calibBenign, 'calibration');
 /** --centre: each group's mean embedding over its benign reference rows (`any`: the gated ones). */
 const centres = new Map<string, Float32Array>();
-if (opts.centre) {
+if (centre !== undefined) {
   const ref: Array<{ text: string; group: string }> = [];
   for (const [k, rows] of [...reference].sort(([a], [b]) => a.localeCompare(b)))
     for (const r of shuffle(rows, rand).slice(0, PER_GROUP))
@@ -276,7 +288,7 @@ json.provenance = {
   ...(holdOut ? { held_out_script: holdOut } : {}),
   ...(without.size > 0 ? { held_out_sources: [...without] } : {}),
   ...(comments !== 'none' ? { comments } : {}),
-  ...(opts.centre ? { centred: true } : {}),
+  ...(centre !== undefined ? { centred: centre } : {}),
   train_prompts: sample.length,
   train_harmful: pos,
   calibration_prompts_gated: cz.length,
