@@ -4,10 +4,13 @@
 // else autocannon). Bounded in time; prints one JSON line per run and a summary.
 //
 //   npm run bench:monitor -- [--conc 1,32] [--duration 10] [--body prompt|1kb|requests|conversation|agent|chat] [--pin]
-//                            [--no-ceiling] [--policy default|keywords]
+//                            [--no-ceiling] [--policy default|keywords] [--cpu-prof DIR]
 //
 // --body agent|chat: conversations (conversations.mjs) with the encoder's cache as the server is
 // set (GUARD_ENCODER_CACHE); the other bodies run with it off unless GUARD_ENCODER_CACHE is set.
+//
+// --cpu-prof DIR runs the server under `node --cpu-prof`: one profile per thread (the encoder's
+// worker threads too) written to DIR when it stops; read them with cpuprofile-top.mjs.
 //
 // --policy keywords first creates a policy with 200 keywords and 3 regexes (block) and names it in
 // every request; default sends no policy (the preset Basic Content Safety).
@@ -36,6 +39,7 @@ const { values } = parseArgs({
     'access-log': { type: 'boolean', default: true },
     'no-ceiling': { type: 'boolean', default: false },
     policy: { type: 'string', default: 'default' },
+    'cpu-prof': { type: 'string' },
   },
 });
 
@@ -51,6 +55,10 @@ const pin = values.pin && canPin();
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'guard-bench-'));
 const key = 'gk_bench_' + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
 const serverCmd = [process.execPath, path.join(ROOT, 'services/standalone/dist/main.js')];
+if (values['cpu-prof']) {
+  fs.mkdirSync(values['cpu-prof'], { recursive: true });
+  serverCmd.splice(1, 0, '--cpu-prof', `--cpu-prof-dir=${path.resolve(values['cpu-prof'])}`);
+}
 const { child: server, value: port } = await startProcess({
   name: 'server',
   cmd: pin ? 'taskset' : serverCmd[0],
