@@ -6,20 +6,19 @@
  * gate sends on of the validation split (.cache/guard-train/val.jsonl, `npm run train`) and of the
  * training split's red_instruct and xSID Chinese rows (.cache/guard-train-encoder/train-texts.jsonl,
  * `npm run train:encoder` or build-dataset.ts with GUARD_TRAIN_TEXTS=1), and the hand-written
- * question sets in scripts/eval/probes/. Embeddings come from train-head.ts's cache where it has
- * them; the others are read (a few minutes for the validation rows the first time).
+ * question sets in scripts/eval/probes/. Embeddings come from the cache train-head.ts keeps
+ * (embedding-cache.ts); the others are read and added to it (a few minutes the first time).
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { englishGate } from '@guard/scoring/multilingual/gate';
 import {
-  createOnnxMultilingualReader,
   defaultMultilingualDir,
   harmLogit,
   loadMultilingualManifest,
 } from '@guard/scoring/multilingual/reader';
 import { scriptGroup } from '@guard/scoring/multilingual/script-group';
+import { cachedEmbedder } from './embedding-cache.js';
 
 interface Row {
   text: string;
@@ -69,43 +68,11 @@ for (const f of fs
     add(`questions ${set}, ${scriptGroup(r.text) === 'han' ? 'han' : 'other scripts'}`, r);
 }
 
-// train-head.ts's cache: texts and vectors keyed by the weights and the prompt convention.
-const layout = JSON.parse(fs.readFileSync(path.join(dir, manifest.layout), 'utf8')) as {
-  weights: { sha256: string };
-};
-const key = createHash('sha256')
-  .update(layout.weights.sha256)
-  .update(manifest.prefix)
-  .update(String(manifest.max_tokens))
-  .digest('hex')
-  .slice(0, 16);
-const known = new Map<string, Float32Array>();
-const textsFile = `.cache/guard-multilingual/${key}.texts.jsonl`;
-const vecFile = `.cache/guard-multilingual/${key}.f32`;
-if (fs.existsSync(textsFile) && fs.existsSync(vecFile)) {
-  const all = new Float32Array(fs.readFileSync(vecFile).buffer.slice(0));
-  fs.readFileSync(textsFile, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .forEach((l, i) => known.set(JSON.parse(l) as string, all.subarray(i * 384, (i + 1) * 384)));
-}
-const todo = [
-  ...new Set(
-    [...sets.values()]
-      .flat()
-      .map((r) => r.text)
-      .filter((t) => !known.has(t)),
-  ),
-];
-if (todo.length > 0) {
-  console.error(`reading ${todo.length} texts not in the cache`);
-  const reader = await createOnnxMultilingualReader(dir);
-  for (let i = 0; i < todo.length; i += 128) {
-    const part = todo.slice(i, i + 128);
-    (await reader.read(part)).forEach((e, j) => known.set(part[j] as string, e));
-  }
-  await reader.close();
-}
+const cache = cachedEmbedder(dir, manifest);
+const rows = [...sets.values()].flat();
+const vectors = await cache.embed(rows, 'rows');
+await cache.close();
+const known = new Map(rows.map((r, i) => [r.text, vectors[i] as Float32Array]));
 const heads = dirs.map((d) => ({ name: d, m: loadMultilingualManifest(d) }));
 console.log(['set', 'rows', ...heads.map((h) => h.name)].join('\t'));
 for (const [k, rows] of [...sets].sort(([a], [b]) => a.localeCompare(b))) {

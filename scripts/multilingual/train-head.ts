@@ -28,7 +28,6 @@
  * manifest into DIR (with links to the model files) instead of the shipped one, for
  * `npm run eval:monitor -- ... --multilingual-dir DIR`.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -37,13 +36,13 @@ import { linearLogit } from '@guard/scoring/encoder/encoder';
 import { englishGate } from '@guard/scoring/multilingual/gate';
 import { scriptGroup } from '@guard/scoring/multilingual/script-group';
 import {
-  createOnnxMultilingualReader,
   defaultMultilingualDir,
   loadMultilingualManifest,
 } from '@guard/scoring/multilingual/reader';
 import { seeded, shuffle } from '@guard/testing/seeded';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
 import { fitEmbeddingHead } from '../encoder/logistic.js';
+import { cachedEmbedder } from './embedding-cache.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -92,7 +91,6 @@ const SEED = 7;
 const BENIGN_BUDGET = 0.01;
 /** Benign reference rows a script group needs for a mean of its own (--centre). */
 const MIN_REFERENCE = 50;
-const CACHE = '.cache/guard-multilingual';
 
 const manifest = loadMultilingualManifest(dir);
 const gated = englishGate(manifest.gate);
@@ -160,54 +158,8 @@ console.log(
   `train sample: ${sample.length} prompts (${pos} harmful) from ${train.size} groups; calibration: ${calibBenign.length} benign prompts the gate sends on`,
 );
 
-const reader = await createOnnxMultilingualReader(dir);
 const t0 = performance.now();
-const weightsSha = (
-  JSON.parse(fs.readFileSync(path.join(dir, manifest.layout), 'utf8')) as {
-    weights: { sha256: string };
-  }
-).weights.sha256;
-/**
- * Embeddings of `rows`, from the cache where it has them (one file of texts and one of vectors,
- * per weights and prompt convention), the rest read and added to it.
- */
-async function embed(rows: readonly { text: string }[], label: string): Promise<Float32Array[]> {
-  const key = createHash('sha256')
-    .update(weightsSha)
-    .update(manifest.prefix)
-    .update(String(manifest.max_tokens))
-    .digest('hex')
-    .slice(0, 16);
-  const textsFile = path.join(CACHE, `${key}.texts.jsonl`);
-  const vecFile = path.join(CACHE, `${key}.f32`);
-  const known = new Map<string, Float32Array>();
-  if (fs.existsSync(textsFile) && fs.existsSync(vecFile)) {
-    const all = new Float32Array(fs.readFileSync(vecFile).buffer.slice(0));
-    fs.readFileSync(textsFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .forEach((l, i) => known.set(JSON.parse(l) as string, all.subarray(i * 384, (i + 1) * 384)));
-  }
-  const todo = [...new Set(rows.map((r) => r.text).filter((t) => !known.has(t)))];
-  console.log(`${label}: ${rows.length - todo.length} of ${rows.length} embeddings from the cache`);
-  for (let i = 0; i < todo.length; i += 256) {
-    const part = todo.slice(i, i + 256);
-    const out = await reader.read(part);
-    fs.mkdirSync(CACHE, { recursive: true });
-    fs.appendFileSync(textsFile, part.map((t) => `${JSON.stringify(t)}\n`).join(''));
-    const flat = new Float32Array(out.length * 384);
-    out.forEach((e, j) => {
-      flat.set(e, j * 384);
-      known.set(part[j] as string, e);
-    });
-    fs.appendFileSync(vecFile, Buffer.from(flat.buffer));
-    process.stdout.write(
-      `\r${label}: ${Math.min(i + 256, todo.length)}/${todo.length} read, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
-    );
-  }
-  if (todo.length > 0) process.stdout.write('\n');
-  return rows.map((r) => known.get(r.text) as Float32Array);
-}
+const { embed, close } = cachedEmbedder(dir, manifest);
 let X = await embed(sample, 'train');
 let C = await embed(calibBenign, 'calibration');
 /** --centre: each group's mean embedding over its benign reference rows (`any`: the gated ones). */
@@ -244,7 +196,7 @@ if (centre !== undefined) {
   X = X.map((e, i) => centred(e, sample[i]?.text as string));
   C = C.map((e, i) => centred(e, calibBenign[i]?.text as string));
 }
-await reader.close();
+await close();
 
 const { w: head, b } = fitEmbeddingHead(
   X,
