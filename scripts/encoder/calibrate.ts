@@ -296,9 +296,10 @@ function readTrainInfo(): Record<string, unknown> | null {
       epochs: t.epochs,
       lr: t.lr,
       batch: t.batch,
-      // finetune.py --joined and --pasted (absent in train.json files older than --pasted)
+      // finetune.py --joined, --pasted and --seed (absent in train.json files older than them)
       joined: t.joined,
       pasted: t.pasted ?? 0,
+      seed: t.seed ?? 20251125,
       seconds: t.seconds,
     },
   };

@@ -372,8 +372,8 @@ def save(model, out, meta):
 
 def train(a):
     set_threads()
-    torch.manual_seed(SEED)
-    rng = random.Random(SEED)
+    torch.manual_seed(a.seed)
+    rng = random.Random(a.seed)
     tok = Tok(a.arch, a.base)
     rows, counts = training_rows(a, rng)
     print(f'{len(rows)} training rows from {len(counts)} source/label/role groups', flush=True)
@@ -381,7 +381,7 @@ def train(a):
     model = Detector(a.arch, a.base)
     seconds = fit(model, enc, targets(rows), a, rng, a.device)
     save(model, a.out, {'arch': a.arch, 'rows': len(rows), 'groups': counts, 'epochs': a.epochs, 'lr': a.lr,
-                        'joined': a.joined, 'pasted': a.pasted, 'batch': a.batch, 'device': a.device, 'seconds': seconds})
+                        'joined': a.joined, 'pasted': a.pasted, 'seed': a.seed, 'batch': a.batch, 'device': a.device, 'seconds': seconds})
 
 
 @torch.no_grad()
@@ -545,6 +545,9 @@ if __name__ == '__main__':
     ap.add_argument('--pasted', type=int, default=0,
                     help='add this many prompts holding a piece of a benign document (and half as many with a '
                          'jailbreak, a quarter with a harmful request, beside it): pasted_rows()')
+    ap.add_argument('--seed', type=int, default=SEED,
+                    help='seed of the training sample and of torch (another draw of the same recipe: how far '
+                         'its numbers move from one fine-tuning to the next)')
     ap.add_argument('--split', help="train on rows of this split only (the product model: 'train', so calib sets thresholds)")
     ap.add_argument('--epochs', type=int, default=RECIPE['epochs'])
     ap.add_argument('--batch', type=int, default=RECIPE['batch'])
