@@ -140,6 +140,7 @@ try {
       pinned: pin,
       access_log: values['access-log'],
       workers: process.env.GUARD_WORKERS ?? 'auto',
+      ...(values['cpu-prof'] ? { cpu_prof: true } : {}),
       ...r,
       server_cpu_ms_per_req: Math.round((cpu / r.requests) * 1000) / 1000,
     };

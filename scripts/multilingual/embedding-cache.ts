@@ -1,7 +1,9 @@
 /**
  * The multilingual reader's sentence embeddings of build texts, kept in .cache/guard-multilingual/
  * between runs (one file of texts and one of vectors, keyed by the weights and the prompt
- * convention): what train-head.ts fits on and eval-reader.ts scores.
+ * convention): what train-head.ts fits on and eval-reader.ts scores. One run at a time: the texts
+ * and the vectors are two files, so a cache whose counts disagree (a run killed between them, or
+ * two at once) is dropped and read again. Counts and progress go to stderr.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -36,19 +38,20 @@ export function cachedEmbedder(dir: string, manifest: MultilingualManifest): Cac
   const known = new Map<string, Float32Array>();
   if (fs.existsSync(textsFile) && fs.existsSync(vecFile)) {
     const all = new Float32Array(fs.readFileSync(vecFile).buffer.slice(0));
-    fs.readFileSync(textsFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .forEach((l, i) =>
+    const lines = fs.readFileSync(textsFile, 'utf8').split('\n').filter(Boolean);
+    if (all.length === lines.length * DIMS)
+      lines.forEach((l, i) =>
         known.set(JSON.parse(l) as string, all.subarray(i * DIMS, (i + 1) * DIMS)),
       );
+    else console.error(`${textsFile}: texts and vectors disagree; the cache is read again`);
   }
+  if (known.size === 0) for (const f of [textsFile, vecFile]) fs.rmSync(f, { force: true });
   let reader: Awaited<ReturnType<typeof createOnnxMultilingualReader>> | undefined;
   const t0 = performance.now();
   return {
     async embed(rows, label) {
       const todo = [...new Set(rows.map((r) => r.text).filter((t) => !known.has(t)))];
-      console.log(
+      console.error(
         `${label}: ${rows.length - todo.length} of ${rows.length} embeddings from the cache`,
       );
       for (let i = 0; i < todo.length; i += 256) {
@@ -63,13 +66,16 @@ export function cachedEmbedder(dir: string, manifest: MultilingualManifest): Cac
           known.set(part[j] as string, e);
         });
         fs.appendFileSync(vecFile, Buffer.from(flat.buffer));
-        process.stdout.write(
+        process.stderr.write(
           `\r${label}: ${Math.min(i + 256, todo.length)}/${todo.length} read, ${((performance.now() - t0) / 1000).toFixed(0)} s`,
         );
       }
-      if (todo.length > 0) process.stdout.write('\n');
+      if (todo.length > 0) process.stderr.write('\n');
       return rows.map((r) => known.get(r.text) as Float32Array);
     },
-    close: async () => reader?.close(),
+    async close() {
+      await reader?.close();
+      reader = undefined;
+    },
   };
 }
