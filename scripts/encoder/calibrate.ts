@@ -299,7 +299,7 @@ function readTrainInfo(): Record<string, unknown> | null {
       // finetune.py --joined, --pasted and --seed (absent in train.json files older than them)
       joined: t.joined,
       pasted: t.pasted ?? 0,
-      seed: t.seed ?? 20251125,
+      seed: t.seed ?? 20251125, // finetune.py's SEED, the only seed before --seed
       seconds: t.seconds,
     },
   };

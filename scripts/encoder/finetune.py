@@ -7,6 +7,7 @@ one linear layer for the heads jailbreak, injection, harm and comply (BCE, rows 
 masked), and scores rows ({text, role} JSONL) into {jailbreak, injection, harmful} lines.
 
   python finetune.py train --texts T.jsonl --base MINILM_DIR --out DIR [--per-source N] [--epochs E]
+                            [--split S] [--joined N] [--pasted N] [--seed N]
   python finetune.py score --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
   python finetune.py export --model DIR --base MINILM_DIR   (model.onnx + model.int8.onnx)
   python finetune.py score-onnx --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
