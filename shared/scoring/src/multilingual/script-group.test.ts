@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { harmLogit, loadMultilingualManifest, type MultilingualManifest } from './reader.js';
 import { scriptGroup } from './script-group.js';
@@ -37,6 +40,20 @@ describe('harmLogit offsets', () => {
     const m = with_({ han: -1.5, any: 0.5 });
     expect(harmLogit(m, e, '怎样煮饭？')).toBeCloseTo(-0.75, 6);
     expect(harmLogit(m, e, 'Как приготовить борщ?')).toBeCloseTo(1.25, 6);
+  });
+
+  it('reads offsets from a manifest, and refuses a group it does not know', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ml-manifest-'));
+    const write = (offsets: Record<string, number>) =>
+      fs.writeFileSync(
+        path.join(dir, 'multilingual.json'),
+        JSON.stringify({ ...base, harm: { w, b: 0, offsets } }),
+      );
+    write({ han: -1, any: 0.25 });
+    expect(loadMultilingualManifest(dir).harm?.offsets).toEqual({ han: -1, any: 0.25 });
+    write({ klingon: 1 });
+    expect(() => loadMultilingualManifest(dir)).toThrow(/offsets/);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('is null without a head', () => {
