@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Where a V8 CPU profile (`node --cpu-prof`; `npm run bench:proxy -- --only guard --cpu-prof DIR`
 // and `npm run bench:monitor -- --cpu-prof DIR` write them for the server, one per thread) spends
-// its time (a worker thread waiting for work in piscina's atomicsWaitLoop counts as busy): the functions with the most self time, then
-// the same time summed by area (our packages by folder, each dependency, Node's internals by
-// module). For the areas, time in V8 builtins and native code (JSON, regexps, SQLite's C code)
+// its time (a worker thread waiting for work in piscina's atomicsWaitLoop counts as busy): the
+// functions with the most self time, then the same time summed by area (our packages by folder,
+// each dependency, Node's internals by module). For the areas, time in V8 builtins and native code (JSON, regexps, SQLite's C code)
 // goes to the nearest JavaScript caller, so `JSON.stringify` of an activity counts as activity
 // recording, not as "native".
 //

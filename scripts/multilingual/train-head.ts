@@ -229,7 +229,7 @@ const w6 = head.map((v) => Number(v.toPrecision(6)));
 const offsets = Object.fromEntries(
   [...centres]
     .filter(([g]) => g !== 'en')
-    .map(([g, c]) => [g, Number((-w6.reduce((s, x, j) => s + x * (c[j] ?? 0), 0)).toPrecision(6))]),
+    .map(([g, c]) => [g, Number((-linearLogit({ w: w6, b: 0 }, c)).toPrecision(6))]),
 );
 json.harm = {
   w: w6,
