@@ -6,7 +6,7 @@
  * gate sends on of the validation split (.cache/guard-train/val.jsonl, `npm run train`) and of the
  * training split's red_instruct and xSID Chinese rows (.cache/guard-train-encoder/train-texts.jsonl,
  * `npm run train:encoder` or build-dataset.ts with GUARD_TRAIN_TEXTS=1), and the hand-written
- * question sets in scripts/eval/probes/. Embeddings come from the cache train-head.ts keeps
+ * question sets in scripts/eval/probes/, and questions-zh.ts's held-out part. Embeddings come from the cache train-head.ts keeps
  * (embedding-cache.ts); the others are read and added to it (a few minutes the first time).
  */
 import fs from 'node:fs';
@@ -19,6 +19,7 @@ import {
 } from '@guard/scoring/multilingual/reader';
 import { scriptGroup } from '@guard/scoring/multilingual/script-group';
 import { cachedEmbedder } from './embedding-cache.js';
+import { questionsZh } from './questions-zh.js';
 
 interface Row {
   text: string;
@@ -67,6 +68,16 @@ for (const f of fs
   for (const r of jsonl(path.join(probes, f)))
     add(`questions ${set}, ${scriptGroup(r.text) === 'han' ? 'han' : 'other scripts'}`, r);
 }
+
+// The template questions' held-out part (questions-zh.ts: templates and slots training never
+// sees; the same author and generator as the training part, so flattered).
+for (const text of questionsZh('val'))
+  add('template questions zh, val part (benign)', {
+    text,
+    label: 'benign',
+    role: 'prompt',
+    source: 'synthetic:questions-zh',
+  });
 
 const cache = cachedEmbedder(dir, manifest);
 const rows = [...sets.values()].flat();

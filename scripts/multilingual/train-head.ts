@@ -14,7 +14,8 @@
  * The regularisation (1e-2 on embeddings scaled by 8) was fixed before any number was looked at.
  *
  *   npm run train:multilingual -- [TEXTS] [--hold-out han|arabic|other] [--without SOURCE[:SCRIPT]]
- *                                 [--comments none|benign|all] [--centre all|requests] [--out DIR]
+ *                                 [--comments none|benign|all] [--centre all|requests]
+ *                                 [--questions zh] [--chinese-point] [--out DIR]
  *
  * --hold-out leaves the training rows of one script out (han: Chinese; other: the Latin-script and
  * other texts the gate sends on), to measure the head on a language it never saw; --without leaves
@@ -26,7 +27,9 @@
  * (measured on 2026-11-29 and not kept, like --without red_instruct:han: docs/detection-quality.md,
  * "Two more sets, and two heads measured and not kept"); --out writes the
  * manifest into DIR (with links to the model files) instead of the shipped one, for
- * `npm run eval:monitor -- ... --multilingual-dir DIR`.
+ * `npm run eval:monitor -- ... --multilingual-dir DIR`. --questions zh adds 400 of questions-zh.ts's
+ * ordinary Chinese questions as benign training rows; --chinese-point gives Chinese text a point of its
+ * own, where 2% of those questions are above it (both measured and not kept: same section).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,6 +46,7 @@ import { seeded, shuffle } from '@guard/testing/seeded';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
 import { fitEmbeddingHead } from '../encoder/logistic.js';
 import { cachedEmbedder } from './embedding-cache.js';
+import { questionsZh } from './questions-zh.js';
 
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
@@ -52,6 +56,8 @@ const { values: opts, positionals } = parseArgs({
     out: { type: 'string' },
     comments: { type: 'string', default: 'none' },
     centre: { type: 'string' },
+    questions: { type: 'string', default: 'none' },
+    'chinese-point': { type: 'boolean', default: false },
   },
 });
 // --comments benign|all: also train on the abusive-language comment sets' benign rows (hard
@@ -68,6 +74,21 @@ if (centre !== undefined && !['all', 'requests'].includes(centre)) {
   console.error(`--centre: expected all or requests, got "${centre}"`);
   process.exit(2);
 }
+// --questions zh: also train on ordinary Chinese questions built from templates (questions-zh.ts,
+// its train part), benign, as one more group of the sample.
+const questions = opts.questions;
+if (!['none', 'zh'].includes(questions)) {
+  console.error(`--questions: expected none or zh, got "${questions}"`);
+  process.exit(2);
+}
+// --chinese-point: a point of its own for Chinese (the han group's offset), where 2% of
+// questions-zh.ts's training questions are above it; not with --centre (which sets the offsets).
+const chinesePoint = opts['chinese-point'];
+if (chinesePoint && centre !== undefined) {
+  console.error('--chinese-point: not with --centre');
+  process.exit(2);
+}
+const CHINESE_BUDGET = 0.02;
 const texts = positionals[0] ?? '.cache/guard-train-encoder/train-texts.jsonl';
 const dir = defaultMultilingualDir();
 const holdOut = opts['hold-out'];
@@ -84,6 +105,7 @@ for (const w of without) {
   }
 }
 const PER_GROUP = 400;
+const QUESTIONS_SOURCE = 'synthetic:questions-zh';
 const SCALE = 8;
 const LAMBDA = 1e-2;
 const STEPS = 3000;
@@ -153,6 +175,10 @@ for (const [k, rows] of [...train].sort(([a], [b]) => a.localeCompare(b))) {
   const y = Number(k.split('|')[1]);
   for (const r of shuffle(rows, rand).slice(0, PER_GROUP)) sample.push({ text: r.text, y });
 }
+// After the build's groups, with a stream of its own, so that the others' samples stay the same.
+if (questions === 'zh' && holdOut !== 'han' && !without.has(QUESTIONS_SOURCE))
+  for (const text of shuffle(questionsZh('train'), seeded(SEED + 1)).slice(0, PER_GROUP))
+    sample.push({ text, y: 0 });
 const pos = sample.filter((s) => s.y === 1).length;
 console.log(
   `train sample: ${sample.length} prompts (${pos} harmful) from ${train.size} groups; calibration: ${calibBenign.length} benign prompts the gate sends on`,
@@ -196,6 +222,12 @@ if (centre !== undefined) {
   X = X.map((e, i) => centred(e, sample[i]?.text as string));
   C = C.map((e, i) => centred(e, calibBenign[i]?.text as string));
 }
+const Q = chinesePoint
+  ? await embed(
+      questionsZh('train').map((text) => ({ text })),
+      'questions',
+    )
+  : [];
 await close();
 
 const { w: head, b } = fitEmbeddingHead(
@@ -231,16 +263,25 @@ const offsets = Object.fromEntries(
     .filter(([g]) => g !== 'en')
     .map(([g, c]) => [g, Number((-linearLogit({ w: w6, b: 0 }, c)).toPrecision(6))]),
 );
+if (chinesePoint) {
+  const qz = Q.map((e) => linearLogit({ w: w6, b: b - at }, e)).sort((p, q) => q - p);
+  offsets.han = Number((-(qz[Math.floor(CHINESE_BUDGET * qz.length)] ?? 0)).toPrecision(6));
+  console.log(
+    `Chinese point: offset ${offsets.han} (2% of ${qz.length} template questions above it; ${qz.filter((z) => z > 0).length} above the common point)`,
+  );
+}
 json.harm = {
   w: w6,
   b: Number((b - at).toPrecision(6)),
-  ...(centres.size > 0 ? { offsets } : {}),
+  ...(Object.keys(offsets).length > 0 ? { offsets } : {}),
 };
 json.provenance = {
   ...(holdOut ? { held_out_script: holdOut } : {}),
   ...(without.size > 0 ? { held_out_sources: [...without] } : {}),
   ...(comments !== 'none' ? { comments } : {}),
   ...(centre !== undefined ? { centred: centre } : {}),
+  ...(questions !== 'none' ? { questions } : {}),
+  ...(chinesePoint ? { chinese_point: CHINESE_BUDGET } : {}),
   train_prompts: sample.length,
   train_harmful: pos,
   calibration_prompts_gated: cz.length,

@@ -1,0 +1,53 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { questionsZh } from './questions-zh.js';
+
+const PROBES = 'scripts/eval/probes';
+const probes = fs
+  .readdirSync(PROBES)
+  .filter((f) => f.startsWith('questions-'))
+  .flatMap((f) =>
+    fs
+      .readFileSync(path.join(PROBES, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { text: string }).text),
+  );
+
+/** Character pairs of a text, punctuation and spaces left out. */
+function bigrams(t: string): Set<string> {
+  const c = [...t.replace(/[\s\p{P}]/gu, '')];
+  return new Set(c.slice(1).map((x, i) => `${c[i]}${x}`));
+}
+function jaccard(a: Set<string>, b: Set<string>): number {
+  const shared = [...a].filter((x) => b.has(x)).length;
+  return shared / (a.size + b.size - shared);
+}
+
+describe('ordinary Chinese questions (the reader head training rows)', () => {
+  const train = questionsZh('train');
+  const val = questionsZh('val');
+
+  it('builds distinct questions, and the val part shares none with train', () => {
+    expect(train.length).toBeGreaterThan(500);
+    expect(val.length).toBeGreaterThan(50);
+    expect(new Set(train).size).toBe(train.length);
+    const seen = new Set(train);
+    expect(val.filter((q) => seen.has(q))).toEqual([]);
+    for (const q of [...train, ...val]) {
+      expect(q).not.toContain('{}');
+      expect(q).toMatch(/[\u4e00-\u9fff]/u);
+    }
+  });
+
+  it('stays apart from the hand-written probe sets that measure the head', () => {
+    expect(probes.length).toBeGreaterThan(100);
+    const probeGrams = probes.map(bigrams);
+    const close = [...train, ...val].filter((q) => {
+      const g = bigrams(q);
+      return probeGrams.some((p) => jaccard(g, p) >= 0.6);
+    });
+    expect(close).toEqual([]);
+  });
+});
