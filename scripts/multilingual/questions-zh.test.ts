@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { questionsZh } from './questions-zh.js';
+import { KINDS, questionsZh } from './questions-zh.js';
 
 const PROBES = 'scripts/eval/probes';
 const probes = fs
@@ -41,7 +41,24 @@ describe('ordinary Chinese questions (the reader head training rows)', () => {
     }
   });
 
+  it('holds out whole templates and slots: none of the val part is in the train part', () => {
+    for (const [name, kind] of Object.entries(KINDS)) {
+      const trainTemplates = new Set(kind.templates.train);
+      const trainSlots = new Set(kind.slots.train);
+      expect(
+        kind.templates.val.filter((t) => trainTemplates.has(t)),
+        name,
+      ).toEqual([]);
+      expect(
+        kind.slots.val.filter((t) => trainSlots.has(t)),
+        name,
+      ).toEqual([]);
+    }
+  });
+
   it('stays apart from the hand-written probe sets that measure the head', () => {
+    const slots = Object.values(KINDS).flatMap((k) => [...k.slots.train, ...k.slots.val]);
+    expect(slots.filter((slot) => probes.some((p) => p.includes(slot)))).toEqual([]);
     expect(probes.length).toBeGreaterThan(100);
     const probeGrams = probes.map(bigrams);
     const close = [...train, ...val].filter((q) => {

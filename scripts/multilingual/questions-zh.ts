@@ -10,12 +10,12 @@
  */
 
 /** One kind of question: templates with one `{}` slot, and the phrases that fill it. */
-interface Kind {
+export interface Kind {
   templates: { train: readonly string[]; val: readonly string[] };
   slots: { train: readonly string[]; val: readonly string[] };
 }
 
-const KINDS: Record<string, Kind> = {
+export const KINDS: Record<string, Kind> = {
   how: {
     templates: {
       train: [

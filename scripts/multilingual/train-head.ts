@@ -176,12 +176,19 @@ for (const [k, rows] of [...train].sort(([a], [b]) => a.localeCompare(b))) {
   for (const r of shuffle(rows, rand).slice(0, PER_GROUP)) sample.push({ text: r.text, y });
 }
 // After the build's groups, with a stream of its own, so that the others' samples stay the same.
-if (questions === 'zh' && holdOut !== 'han' && !without.has(QUESTIONS_SOURCE))
+const questionsAdded = questions === 'zh' && holdOut !== 'han' && !without.has(QUESTIONS_SOURCE);
+if (questions === 'zh' && !questionsAdded)
+  console.error('--questions zh: left out (--hold-out han or --without synthetic:questions-zh)');
+if (questionsAdded)
   for (const text of shuffle(questionsZh('train'), seeded(SEED + 1)).slice(0, PER_GROUP))
     sample.push({ text, y: 0 });
+if (chinesePoint && questionsAdded)
+  console.error(
+    '--chinese-point with --questions zh: the point is set on questions the head trained on',
+  );
 const pos = sample.filter((s) => s.y === 1).length;
 console.log(
-  `train sample: ${sample.length} prompts (${pos} harmful) from ${train.size} groups; calibration: ${calibBenign.length} benign prompts the gate sends on`,
+  `train sample: ${sample.length} prompts (${pos} harmful) from ${train.size + (questionsAdded ? 1 : 0)} groups; calibration: ${calibBenign.length} benign prompts the gate sends on`,
 );
 
 const t0 = performance.now();
@@ -265,7 +272,11 @@ const offsets = Object.fromEntries(
 );
 if (chinesePoint) {
   const qz = Q.map((e) => linearLogit({ w: w6, b: b - at }, e)).sort((p, q) => q - p);
-  offsets.han = Number((-(qz[Math.floor(CHINESE_BUDGET * qz.length)] ?? 0)).toPrecision(6));
+  // Only ever lowers Chinese scores: a head that already flags under 2% of them keeps its point.
+  offsets.han = Math.min(
+    0,
+    Number((-(qz[Math.floor(CHINESE_BUDGET * qz.length)] ?? 0)).toPrecision(6)),
+  );
   console.log(
     `Chinese point: offset ${offsets.han} (2% of ${qz.length} template questions above it; ${qz.filter((z) => z > 0).length} above the common point)`,
   );
@@ -280,7 +291,7 @@ json.provenance = {
   ...(without.size > 0 ? { held_out_sources: [...without] } : {}),
   ...(comments !== 'none' ? { comments } : {}),
   ...(centre !== undefined ? { centred: centre } : {}),
-  ...(questions !== 'none' ? { questions } : {}),
+  ...(questionsAdded ? { questions } : {}),
   ...(chinesePoint ? { chinese_point: CHINESE_BUDGET } : {}),
   train_prompts: sample.length,
   train_harmful: pos,
