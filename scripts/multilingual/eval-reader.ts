@@ -20,14 +20,7 @@ import {
 import { scriptGroup } from '@guard/scoring/multilingual/script-group';
 import { cachedEmbedder } from './embedding-cache.js';
 import { questionsZh } from './questions-zh.js';
-
-interface Row {
-  text: string;
-  label: string;
-  role: string;
-  source: string;
-  split?: string;
-}
+import { readRows, type Row } from './rows.js';
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) {
@@ -37,15 +30,9 @@ if (dirs.length === 0) {
 const dir = defaultMultilingualDir();
 const manifest = loadMultilingualManifest(dir);
 const gated = englishGate(manifest.gate);
-const jsonl = (f: string): Row[] =>
-  fs
-    .readFileSync(f, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Row);
 const sets = new Map<string, Row[]>();
 const add = (k: string, r: Row) => (sets.get(k) ?? sets.set(k, []).get(k))?.push(r);
-for (const r of jsonl('.cache/guard-train/val.jsonl')) {
+for (const r of readRows('.cache/guard-train/val.jsonl')) {
   if (r.role !== 'prompt' || !gated(r.text)) continue;
   if (r.source === 'red_instruct')
     add(`validation red_instruct, ${scriptGroup(r.text)} (harmful)`, r);
@@ -54,7 +41,7 @@ for (const r of jsonl('.cache/guard-train/val.jsonl')) {
     add(`validation hatecheck hi/pt/pl (${r.label})`, r);
   else add(`validation, other sources (${r.label})`, r);
 }
-for (const r of jsonl('.cache/guard-train-encoder/train-texts.jsonl')) {
+for (const r of readRows('.cache/guard-train-encoder/train-texts.jsonl')) {
   if (r.split !== 'train' || !gated(r.text)) continue;
   if (r.source === 'red_instruct') add(`train red_instruct, ${scriptGroup(r.text)} (harmful)`, r);
   if (r.source === 'xsid' && scriptGroup(r.text) === 'han') add('train xsid, han (benign)', r);
@@ -65,7 +52,7 @@ for (const f of fs
   .filter((f) => f.startsWith('questions-'))
   .sort()) {
   const set = f.replace(/^questions-other-languages-|\.jsonl$/g, '');
-  for (const r of jsonl(path.join(probes, f)))
+  for (const r of readRows(path.join(probes, f)))
     add(`questions ${set}, ${scriptGroup(r.text) === 'han' ? 'han' : 'other scripts'}`, r);
 }
 

@@ -19,14 +19,7 @@ import {
   loadMultilingualManifest,
 } from '@guard/scoring/multilingual/reader';
 import { cachedEmbedder } from './embedding-cache.js';
-
-interface Row {
-  text: string;
-  source: string;
-  role: string;
-  pool?: boolean;
-  lang?: string;
-}
+import { readRows } from './rows.js';
 
 /** The sources each fold holds out (loso.py FOLDS: the English harmful-request ones). */
 const FOLDS: Record<string, readonly string[]> = {
@@ -59,12 +52,9 @@ if (!fs.existsSync(opts.rows)) {
   process.exit(2);
 }
 const wanted = new Set(heads.flatMap((h) => h.sources));
-const rows = fs
-  .readFileSync(opts.rows, 'utf8')
-  .split('\n')
-  .filter(Boolean)
-  .map((l) => JSON.parse(l) as Row)
-  .filter((r) => r.role === 'prompt' && (r.pool === true || wanted.has(r.source)));
+const rows = readRows(opts.rows).filter(
+  (r) => r.role === 'prompt' && (r.pool === true || wanted.has(r.source)),
+);
 const dir = defaultMultilingualDir();
 const cache = cachedEmbedder(dir, loadMultilingualManifest(dir));
 const vectors = await cache.embed(rows, 'rows');

@@ -2,18 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KINDS, questionsZh } from './questions-zh.js';
+import { readRows } from './rows.js';
 
 const PROBES = 'scripts/eval/probes';
 const probes = fs
   .readdirSync(PROBES)
   .filter((f) => f.startsWith('questions-'))
-  .flatMap((f) =>
-    fs
-      .readFileSync(path.join(PROBES, f), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => (JSON.parse(l) as { text: string }).text),
-  );
+  .flatMap((f) => readRows(path.join(PROBES, f)).map((r) => r.text));
 
 /** Character pairs of a text, punctuation and spaces left out. */
 function bigrams(t: string): Set<string> {
