@@ -529,14 +529,35 @@ def export(a):
         export_model(model, a.model, meaning)
 
 
+def soup(a):
+    """A uniform weight average of fine-tunings of one recipe (--models A,B,...: `train` outputs of the
+    same base and data, other seeds) written to --out as a `train` output is: one model's cost at
+    serving. Measured on 2026-11-29 (seeds 2 and 3) and not kept: docs/detection-quality.md."""
+    dirs = a.models.split(',')
+    states = [torch.load(os.path.join(d, 'model.pt'), weights_only=True) for d in dirs]
+    if any(s.keys() != states[0].keys() for s in states):
+        raise SystemExit('soup: the models do not have the same tensors (another base or arch?)')
+    avg = {k: sum(s[k].float() for s in states) / len(states) if states[0][k].is_floating_point() else states[0][k]
+           for k in states[0]}
+    os.makedirs(a.out, exist_ok=True)
+    torch.save(avg, os.path.join(a.out, 'model.pt'))
+    with open(os.path.join(dirs[0], 'train.json')) as f:
+        info = json.load(f)
+    info['soup'] = dirs
+    with open(os.path.join(a.out, 'train.json'), 'w') as f:
+        json.dump(info, f, indent=1)
+    print(f'soup of {len(dirs)} models ({len(avg)} tensors) written to {a.out}')
+
+
 if __name__ == '__main__':
     ap = argparse.ArgumentParser()
-    ap.add_argument('cmd', choices=['train', 'score', 'export', 'score-onnx'])
+    ap.add_argument('cmd', choices=['train', 'score', 'export', 'score-onnx', 'soup'])
     ap.add_argument('--texts')
     ap.add_argument('--base', required=True, help='MiniLM folder, or for e5 the me5 folder fetch.sh wrote')
     ap.add_argument('--arch', choices=['minilm', 'e5'], default='minilm')
     ap.add_argument('--out')
     ap.add_argument('--model')
+    ap.add_argument('--models', help='soup: comma-separated train outputs to average')
     ap.add_argument('--rows')
     ap.add_argument('--scores')
     ap.add_argument('--per-source', type=int, default=RECIPE['per_source'])
@@ -556,4 +577,4 @@ if __name__ == '__main__':
     ap.add_argument('--device', default=os.environ.get('FT_DEVICE', 'cpu'),
                     help="torch device for train and score (cpu, the default, or cuda: faster, not byte-identical)")
     a = ap.parse_args()
-    {'train': train, 'score': score, 'export': export, 'score-onnx': score_onnx}[a.cmd](a)
+    {'train': train, 'score': score, 'export': export, 'score-onnx': score_onnx, 'soup': soup}[a.cmd](a)

@@ -8,7 +8,8 @@
 #      (finetune.py --joined; fixed seed, 1 epoch: about 25 min on 2 cores; FT_PASTED=N adds
 #      prompts holding a piece of a benign document, finetune.py --pasted, measured on 2026-11-29
 #      and not shipped: docs/detection-quality.md; FT_SEED=N another draw of the recipe, its sample
-#      and initialisation), export to ONNX with
+#      and initialisation; FT_SOUP=DIR,DIR averages the weights of earlier fine-tunings instead of
+#      training, finetune.py soup, measured on 2026-11-29 and not shipped), export to ONNX with
 #      the map that gives the embedding output its meaning back (finetune.py meaning_map: ridge
 #      fit to the base model's embeddings, ~4 min), int8 dynamic quantisation
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts), and
@@ -39,9 +40,13 @@ DEST=${GUARD_ENCODER_DEST:-shared/scoring/models/encoder}
 [ -f shared/scoring/models/multilingual/weights.bin ] || npm run fetch:multilingual
 . "$HERE/ft-venv.sh"
 GUARD_TRAIN_CACHE=$BUILD GUARD_TRAIN_TEXTS=1 node --conditions=source --import tsx scripts/train/build-dataset.ts
-"$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
-  --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}" \
-  --joined "${FT_JOINED:-3000}" --pasted "${FT_PASTED:-0}" ${FT_SEED:+--seed "$FT_SEED"}
+if [ -n "${FT_SOUP:-}" ]; then
+  "$PY" "$HERE/finetune.py" soup --base "$BASE" --models "$FT_SOUP" --out "$OUT"
+else
+  "$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
+    --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}" \
+    --joined "${FT_JOINED:-3000}" --pasted "${FT_PASTED:-0}" ${FT_SEED:+--seed "$FT_SEED"}
+fi
 "$PY" "$HERE/finetune.py" export --model "$OUT" --base "$BASE" --texts "$BUILD/train-texts.jsonl"
 node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-rules.ts" "$OUT"
