@@ -301,6 +301,8 @@ function readTrainInfo(): Record<string, unknown> | null {
       pasted: t.pasted ?? 0,
       seed: t.seed ?? 20251125, // finetune.py's SEED, the only seed before --seed
       seconds: t.seconds,
+      // finetune.py soup: the fine-tunings averaged (seed then lists theirs)
+      ...(t.soup ? { soup: t.soup } : {}),
     },
   };
 }

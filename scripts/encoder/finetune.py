@@ -11,6 +11,7 @@ masked), and scores rows ({text, role} JSONL) into {jailbreak, injection, harmfu
   python finetune.py score --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
   python finetune.py export --model DIR --base MINILM_DIR   (model.onnx + model.int8.onnx)
   python finetune.py score-onnx --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
+  python finetune.py soup --base MINILM_DIR --models DIR,DIR[,...] --out DIR   (weights averaged)
 """
 import argparse
 import json
@@ -533,17 +534,23 @@ def soup(a):
     """A uniform weight average of fine-tunings of one recipe (--models A,B,...: `train` outputs of the
     same base and data, other seeds) written to --out as a `train` output is: one model's cost at
     serving. Measured on 2026-11-29 (seeds 2 and 3) and not kept: docs/detection-quality.md."""
-    dirs = a.models.split(',')
+    dirs = [d for d in (a.models or '').split(',') if d]
+    if len(dirs) < 2 or not a.out:
+        raise SystemExit('soup: --models A,B[,...] (two or more train outputs) and --out DIR')
+    if os.path.realpath(a.out) in {os.path.realpath(d) for d in dirs}:
+        raise SystemExit(f'soup: --out {a.out} is one of the models; write the average elsewhere')
     states = [torch.load(os.path.join(d, 'model.pt'), weights_only=True) for d in dirs]
     if any(s.keys() != states[0].keys() for s in states):
         raise SystemExit('soup: the models do not have the same tensors (another base or arch?)')
     avg = {k: sum(s[k].float() for s in states) / len(states) if states[0][k].is_floating_point() else states[0][k]
            for k in states[0]}
+    infos = []
+    for d in dirs:
+        with open(os.path.join(d, 'train.json')) as f:
+            infos.append(json.load(f))
     os.makedirs(a.out, exist_ok=True)
     torch.save(avg, os.path.join(a.out, 'model.pt'))
-    with open(os.path.join(dirs[0], 'train.json')) as f:
-        info = json.load(f)
-    info['soup'] = dirs
+    info = dict(infos[0], seed=[i.get('seed', SEED) for i in infos], seconds=0, soup=dirs)
     with open(os.path.join(a.out, 'train.json'), 'w') as f:
         json.dump(info, f, indent=1)
     print(f'soup of {len(dirs)} models ({len(avg)} tensors) written to {a.out}')
