@@ -6,8 +6,9 @@
  * gate sends on of the validation split (.cache/guard-train/val.jsonl, `npm run train`) and of the
  * training split's red_instruct and xSID Chinese rows (.cache/guard-train-encoder/train-texts.jsonl,
  * `npm run train:encoder` or build-dataset.ts with GUARD_TRAIN_TEXTS=1), and the hand-written
- * question sets in scripts/eval/probes/, and questions-zh.ts's held-out part. Embeddings come from the cache train-head.ts keeps
- * (embedding-cache.ts); the others are read and added to it (a few minutes the first time).
+ * question sets in scripts/eval/probes/, and questions-zh.ts's held-out part. Embeddings come
+ * from the cache train-head.ts keeps (embedding-cache.ts); the others are read and added to it (a
+ * few minutes the first time).
  */
 import fs from 'node:fs';
 import path from 'node:path';
