@@ -3,9 +3,9 @@
 // and `npm run bench:monitor -- --cpu-prof DIR` write them for the server, one per thread) spends
 // its time (a worker thread waiting for work in piscina's atomicsWaitLoop counts as busy): the
 // functions with the most self time, then the same time summed by area (our packages by folder,
-// each dependency, Node's internals by module). For the areas, time in V8 builtins and native code (JSON, regexps, SQLite's C code)
-// goes to the nearest JavaScript caller, so `JSON.stringify` of an activity counts as activity
-// recording, not as "native".
+// each dependency, Node's internals by module). For the areas, time in V8 builtins and native
+// code (JSON, regexps, SQLite's C code) goes to the nearest JavaScript caller, so `JSON.stringify`
+// of an activity counts as activity recording, not as "native".
 //
 //   node scripts/bench/cpuprofile-top.mjs PROFILE.cpuprofile [--top 25] [--skip-s 0] [--callers NAME]
 //

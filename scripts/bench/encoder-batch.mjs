@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // What batching would buy the encoder: the shipped int8 model on one onnxruntime thread (as the
-// server runs it), sequences of L tokens read 1, 2, 4, ... at a time; prints ms per sequence.
+// server runs it, through its createSession), sequences of L tokens read 1, 2, 4, ... at a time;
+// prints ms per sequence. Needs the compiled packages (`npm run build`).
 //
 //   node scripts/bench/encoder-batch.mjs [--tokens 4,12,25,50] [--batches 1,2,4,8,16,32]
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import ort from 'onnxruntime-node';
+// The server's own session factory (one intra-op thread): the compiled package, `npm run build`.
+import { createSession } from '@guard/scoring/encoder/onnx-session';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values } = parseArgs({
@@ -15,14 +17,8 @@ const { values } = parseArgs({
     batches: { type: 'string', default: '1,2,4,8,16,32' },
   },
 });
-const session = await ort.InferenceSession.create(
+const { ort, session } = await createSession(
   path.join(ROOT, 'shared/scoring/models/encoder/model.int8.onnx'),
-  {
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-    graphOptimizationLevel: 'all',
-  },
 );
 for (const L of values.tokens.split(',').map(Number)) {
   for (const B of values.batches.split(',').map(Number)) {

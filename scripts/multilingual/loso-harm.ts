@@ -18,6 +18,7 @@ import {
   harmLogit,
   loadMultilingualManifest,
 } from '@guard/scoring/multilingual/reader';
+import { thresholdAt } from '../eval/roc.js';
 import { cachedEmbedder } from './embedding-cache.js';
 import { readRows } from './rows.js';
 
@@ -66,8 +67,8 @@ console.log(
 );
 for (const { fold, sources, manifest } of heads) {
   const z = vectors.map((e, i) => harmLogit(manifest, e, rows[i]?.text ?? '') ?? -Infinity);
-  const pool = rows.flatMap((r, i) => (r.pool ? [z[i] as number] : [])).sort((p, q) => q - p);
-  const at = pool[Math.floor(POOL_BUDGET * pool.length)] ?? 0;
+  const pool = rows.flatMap((r, i) => (r.pool ? [z[i] as number] : []));
+  const at = thresholdAt(pool, POOL_BUDGET);
   const above = (idx: number[]) => idx.filter((i) => (z[i] as number) > at).length;
   for (const source of sources) {
     const idx = rows.flatMap((r, i) => (!r.pool && r.source === source ? [i] : []));

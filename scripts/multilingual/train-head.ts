@@ -45,6 +45,7 @@ import {
 import { seeded, shuffle } from '@guard/testing/seeded';
 import { NOT_BUDGETED, TARGET_INDEX, type CalibRow } from '../encoder/calib-prompts.js';
 import { fitEmbeddingHead } from '../encoder/logistic.js';
+import { thresholdAt } from '../eval/roc.js';
 import { cachedEmbedder } from './embedding-cache.js';
 import { questionsZh } from './questions-zh.js';
 
@@ -270,12 +271,9 @@ const offsets = Object.fromEntries(
     .map(([g, c]) => [g, Number((-linearLogit({ w: w6, b: 0 }, c)).toPrecision(6))]),
 );
 if (chinesePoint) {
-  const qz = Q.map((e) => linearLogit({ w: w6, b: b - at }, e)).sort((p, q) => q - p);
+  const qz = Q.map((e) => linearLogit({ w: w6, b: b - at }, e));
   // Only ever lowers Chinese scores: a head that already flags under 2% of them keeps its point.
-  offsets.han = Math.min(
-    0,
-    Number((-(qz[Math.floor(CHINESE_BUDGET * qz.length)] ?? 0)).toPrecision(6)),
-  );
+  offsets.han = Math.min(0, Number((-thresholdAt(qz, CHINESE_BUDGET)).toPrecision(6)));
   console.log(
     `Chinese point: offset ${offsets.han} (2% of ${qz.length} template questions above it; ${qz.filter((z) => z > 0).length} above the common point)`,
   );
