@@ -1,0 +1,80 @@
+/**
+ * Long documents as tool results, from the validation split only: its clean BIPIA documents
+ * joined (an empty line between two) to 2-3 KB and to 8-16 KB, 150 of each, and the same with one
+ * of its injected BIPIA documents (attack types held out of training) in the middle, 150 of each.
+ * Fixed seed; the rows are document rows for `npm run eval:monitor` (each sent as a tool result)
+ * and for `document-points.ts`. docs/detection-quality.md, "Long documents".
+ *
+ *   node --conditions=source --import tsx scripts/eval/long-documents.ts [OUT.jsonl]
+ *
+ * Reads the build's validation split (.cache/guard-train/val.jsonl: run npm run train first);
+ * writes .cache/guard-eval/long-documents.jsonl.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { seeded } from '@guard/testing/seeded';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const VAL = path.join(ROOT, '.cache/guard-train/val.jsonl');
+const OUT = process.argv[2] ?? path.join(ROOT, '.cache/guard-eval/long-documents.jsonl');
+const PER_SET = 150;
+/** Lengths of the joined texts, in characters: [lowest, highest). */
+const SIZES = [
+  { name: '2-3kb', low: 2000, high: 3000 },
+  { name: '8-16kb', low: 8000, high: 16000 },
+] as const;
+
+if (!fs.existsSync(VAL)) throw new Error(`${VAL} is missing: run npm run train first`);
+const val = fs
+  .readFileSync(VAL, 'utf8')
+  .split('\n')
+  .filter((l) => l.trim())
+  .map((l) => JSON.parse(l) as { text: string; label: string; role: string; source: string })
+  .filter((r) => r.source === 'bipia' && r.role === 'document');
+const clean = val.filter((r) => r.label === 'benign').map((r) => r.text);
+const injected = val.filter((r) => r.label !== 'benign').map((r) => r.text);
+if (clean.length < 20 || injected.length < 20)
+  throw new Error(`${VAL}: too few BIPIA documents (${clean.length} clean, ${injected.length})`);
+
+const rand = seeded(17);
+const pick = (xs: readonly string[]) => xs[Math.floor(rand() * xs.length)] as string;
+
+/**
+ * Clean documents joined to a length drawn in [low, high) (a document that would pass `high` is
+ * drawn again, up to 50 times), with `middle` halfway when given.
+ */
+function joined(low: number, high: number, middle?: string): string {
+  const target = low + rand() * (high - low);
+  const parts: string[] = [];
+  let chars = middle?.length ?? 0;
+  for (let tries = 0; chars < target && tries < 50;) {
+    const t = pick(clean);
+    if (chars + t.length + 2 > high && tries++ < 49) continue;
+    parts.push(t);
+    chars += t.length + 2;
+  }
+  if (middle !== undefined) parts.splice(Math.floor(parts.length / 2), 0, middle);
+  return parts.join('\n\n');
+}
+
+const out: Array<{ text: string; label: string; role: 'document'; source: string }> = [];
+for (const size of SIZES) {
+  for (let i = 0; i < PER_SET; i++)
+    out.push({
+      text: joined(size.low, size.high),
+      label: 'benign',
+      role: 'document',
+      source: `long:clean-${size.name}`,
+    });
+  for (let i = 0; i < PER_SET; i++)
+    out.push({
+      text: joined(size.low, size.high, pick(injected)),
+      label: 'injection',
+      role: 'document',
+      source: `long:injected-${size.name}`,
+    });
+}
+fs.mkdirSync(path.dirname(OUT), { recursive: true });
+fs.writeFileSync(OUT, out.map((r) => JSON.stringify(r)).join('\n') + '\n');
+console.log(`wrote ${out.length} document rows to ${OUT}`);
