@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { readRows } from '../../multilingual/rows.js';
+import {
+  BENIGN_ROLEPLAY,
+  BENIGN_TOPICS,
+  HARM_LOOKALIKES,
+  SAFE_LOOKING,
+  lookalikeCombos,
+} from '../../train/synthetic.js';
+
+const probe = readRows('scripts/eval/probes/edgy-benign.jsonl');
+
+const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9']+/g) ?? []);
+function jaccard(a: Set<string>, b: Set<string>): number {
+  const shared = [...a].filter((x) => b.has(x)).length;
+  return shared / (a.size + b.size - shared);
+}
+
+describe('edgy benign probe (security, medical, fiction and history questions)', () => {
+  it('holds 16 benign prompts of each kind, all distinct', () => {
+    expect(probe).toHaveLength(64);
+    expect(new Set(probe.map((r) => r.text)).size).toBe(64);
+    for (const r of probe) {
+      expect(r.label).toBe('benign');
+      expect(r.role).toBe('prompt');
+    }
+    const kinds = ['edgy_security', 'edgy_medical', 'edgy_fiction', 'edgy_history'];
+    for (const k of kinds) expect(probe.filter((r) => r.source === k)).toHaveLength(16);
+  });
+
+  it("stays apart from the build's hand-written benign families (word Jaccard under 0.5)", () => {
+    const family = (f: { train: readonly string[]; val: readonly string[] }) => [
+      ...f.train,
+      ...f.val,
+    ];
+    const written = [
+      ...family(HARM_LOOKALIKES),
+      ...family(SAFE_LOOKING),
+      ...family(BENIGN_TOPICS),
+      ...family(BENIGN_ROLEPLAY),
+      ...lookalikeCombos(),
+    ].map(words);
+    const near = probe.filter((r) => written.some((w) => jaccard(words(r.text), w) >= 0.5));
+    expect(near.map((r) => r.text)).toEqual([]);
+  });
+});
