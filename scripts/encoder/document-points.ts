@@ -5,8 +5,10 @@
  * `indirect` point, and one too long for 8 windows by the windows of its opening and end, the
  * static document head's score standing when it is higher. The ways:
  *
- * - whole: every window of a long document read, at a point of its own (1% of the calibration
- *   split's long benign texts reach it); the static score no longer stands.
+ * - whole: every window of a long document read (a part too long for 8 windows split in halves
+ *   until each fits), at a point of its own (1% of the calibration split's long benign texts
+ *   reach it); the static score no longer stands. Reads more than the engine's 16 windows a
+ *   request for a document of about 8 KB or more.
  * - both: a long document flagged when the highest of every window's logit reaches t_e and the
  *   static score reaches t_s, the pair that catches most long injected calibration texts among
  *   those flagging at most 1% of the long benign ones.
@@ -15,15 +17,16 @@
  *   calibration texts exceed; a long document's static score stands only above the static logit 1%
  *   of the long benign calibration texts exceed.
  *
- * Calibration texts: the calibration split's documents alone, and its benign documents joined k
- * at a time (k = 2, 3, 4, 6, 8, 12, 20, 30; 150 each, fixed seed) with one of its injected
- * documents in the middle of 60 more per k. Measured on long-documents.ts's file and the
+ * Calibration texts: the calibration split's documents alone, its benign documents joined k at a
+ * time (k = 2, 3, 4, 6, 8, 12, 20, 30; 150 each, fixed seed), and 60 per k of k benign ones with
+ * one of its injected documents in the middle. Measured on long-documents.ts's file and the
  * validation split's documents, each sent as a tool result after "Summarise this document.".
  *
  *   node --conditions=source --import tsx scripts/encoder/document-points.ts [LONG.jsonl]
  *
- * Needs the build (.cache/guard-train/val.jsonl, .cache/guard-train-encoder/train-texts.jsonl)
- * and long-documents.ts's output; about 10 minutes on one core.
+ * Needs the builds (.cache/guard-train/val.jsonl from `npm run train`,
+ * .cache/guard-train-encoder/train-texts.jsonl from `npm run train:encoder`) and long-documents.ts's
+ * output; 11-20 minutes on one core.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -42,6 +45,8 @@ import { segmentText } from '../../shared/scoring/src/ml/features.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
 import { toolResultMessages } from '../../shared/testing/src/score-request.js';
+import { thresholdAt } from '../eval/roc.js';
+import { readRows } from '../multilingual/rows.js';
 import { analysisDeps } from './calib-prompts.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -49,8 +54,6 @@ const LONG = process.argv[2] ?? path.join(ROOT, '.cache/guard-eval/long-document
 const VAL = path.join(ROOT, '.cache/guard-train/val.jsonl');
 const TEXTS = path.join(ROOT, '.cache/guard-train-encoder/train-texts.jsonl');
 const BUDGET = 0.01;
-/** A part of a long document cut into windows at once (textWindows reads at most 8). */
-const PART_CHARS = 3000;
 
 interface Doc {
   set: string;
@@ -66,23 +69,16 @@ interface Scored extends Omit<Doc, 'text'> {
   every: number[];
 }
 
-const jsonl = <T>(file: string): T[] =>
-  fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T);
 for (const f of [LONG, VAL, TEXTS])
   if (!fs.existsSync(f)) throw new Error(`${f} is missing (see this script's header)`);
 
-type Row = { text: string; label: string; role: string; source: string; split?: string };
 const docs: Doc[] = [];
-for (const r of jsonl<Row>(LONG))
+for (const r of readRows(LONG))
   docs.push({ set: r.source, injected: r.label !== 'benign', text: r.text });
-for (const r of jsonl<Row>(VAL))
+for (const r of readRows(VAL))
   if (r.role === 'document')
     docs.push({ set: `validation ${r.source}`, injected: r.label !== 'benign', text: r.text });
-const calib = jsonl<Row>(TEXTS).filter((r) => r.split === 'calib' && r.role === 'document');
+const calib = readRows(TEXTS).filter((r) => r.split === 'calib' && r.role === 'document');
 for (const r of calib)
   docs.push({ set: 'calibration', injected: r.label !== 'benign', text: r.text });
 const benign = calib.filter((r) => r.label === 'benign').map((r) => r.text);
@@ -97,8 +93,8 @@ for (const k of [2, 3, 4, 6, 8, 12, 20, 30]) {
       text: Array.from({ length: k }, () => pick(benign)).join('\n\n'),
     });
   for (let i = 0; i < 60; i++) {
-    const parts = Array.from({ length: k - 1 }, () => pick(benign));
-    parts.splice(Math.floor(parts.length / 2), 0, pick(injected));
+    const parts = Array.from({ length: k }, () => pick(benign));
+    parts.splice(Math.floor(k / 2), 0, pick(injected));
     docs.push({ set: 'calibration joined', injected: true, text: parts.join('\n\n') });
   }
 }
@@ -115,22 +111,18 @@ const stage = {
 const deps = analysisDeps(undefined);
 const encoder = await createOnnxEncoder(dir);
 
-/** Every window of `text`: parts of about PART_CHARS cut at segments, each in windows. */
+/**
+ * Every window of `text`: its windows when they are 8 or fewer, else those of its two halves (cut
+ * at the segment boundary nearest the middle, or mid-text for one long segment), so that none of it
+ * is read by an opening and end only.
+ */
 function everyWindow(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  let last = 0;
-  const cut = (end: number) =>
-    out.push(...(textWindows(text.slice(start, end), stage) ?? [text.slice(start, end)]));
-  for (const s of segmentText(text)) {
-    if (s.end - start > PART_CHARS && last > start) {
-      cut(last);
-      start = last;
-    }
-    last = s.end;
-  }
-  cut(text.length);
-  return out;
+  const windows = textWindows(text, stage);
+  if (windows) return windows;
+  const segs = segmentText(text);
+  const mid = segs[Math.floor(segs.length / 2)]?.start ?? 0;
+  const cut = mid > 0 ? mid : Math.floor(text.length / 2);
+  return [...everyWindow(text.slice(0, cut)), ...everyWindow(text.slice(cut))];
 }
 const logits = async (texts: string[]) =>
   (await encoder.encode(texts.map((text) => ({ role: 'document' as const, text })))).map((o) =>
@@ -168,11 +160,7 @@ for (const [i, d] of docs.entries()) {
 await encoder.close();
 
 const top = (z: number[]) => Math.max(-20, ...z);
-/** The value `BUDGET` of `xs` exceed (a row flags when above it). */
-const budgetAt = (xs: number[]) => {
-  const s = [...xs].sort((p, q) => q - p);
-  return s[Math.floor(BUDGET * s.length)] ?? Infinity;
-};
+const budgetAt = (xs: number[]) => thresholdAt(xs, BUDGET);
 const isCalib = (r: Scored) => r.set.startsWith('calibration');
 const calBenign = scored.filter((r) => isCalib(r) && !r.injected);
 const calLong = scored.filter((r) => isCalib(r) && r.long);
@@ -196,13 +184,18 @@ let pair = { te: Infinity, ts: Infinity, caught: -1 };
   const inj = calLong.filter((r) => r.injected);
   const tes = [...new Set(calLong.map((r) => top(r.every)))].sort((p, q) => p - q);
   const tss = [...new Set(calLong.map((r) => r.static))].sort((p, q) => p - q);
-  const flags = (r: Scored, te: number, ts: number) => top(r.every) >= te && r.static >= ts;
-  for (const te of tes)
-    for (const ts of tss) {
-      if (ben.filter((r) => flags(r, te, ts)).length > BUDGET * ben.length) continue;
-      const caught = inj.filter((r) => flags(r, te, ts)).length;
-      if (caught > pair.caught) pair = { te, ts, caught };
-    }
+  // For each t_e, the lowest t_s that keeps the benign ones flagged within the budget catches most.
+  const allowed = Math.floor(BUDGET * ben.length);
+  for (const te of tes) {
+    const over = ben
+      .filter((r) => top(r.every) >= te)
+      .map((r) => r.static)
+      .sort((p, q) => q - p);
+    const ts = over.length > allowed ? tss.find((v) => v > (over[allowed] ?? 0)) : tss[0];
+    if (ts === undefined) continue;
+    const caught = inj.filter((r) => top(r.every) >= te && r.static >= ts).length;
+    if (caught > pair.caught) pair = { te, ts, caught };
+  }
 }
 const both = (r: Scored) => (r.long ? top(r.every) >= pair.te && r.static >= pair.ts : today(r));
 
@@ -210,7 +203,9 @@ const both = (r: Scored) => (r.long ? top(r.every) >= pair.te && r.static >= pai
 const bandOf = (r: Scored) =>
   r.long ? 'long' : r.read.length <= 2 ? '1-2' : r.read.length <= 4 ? '3-4' : '5-8';
 const offsets = new Map<string, number>();
-for (const b of ['1-2', '3-4', '5-8', 'long'])
+// Documents of one or two windows keep the shipped point (the rule): the others get an offset.
+offsets.set('1-2', 0);
+for (const b of ['3-4', '5-8', 'long'])
   offsets.set(
     b,
     Math.max(

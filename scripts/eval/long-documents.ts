@@ -1,7 +1,8 @@
 /**
  * Long documents as tool results, from the validation split only: its clean BIPIA documents
  * joined (an empty line between two) to 2-3 KB and to 8-16 KB, 150 of each, and the same with one
- * of its injected BIPIA documents (attack types held out of training) in the middle, 150 of each.
+ * of its injected BIPIA documents (attack types held out of training; at most half the lowest
+ * length) in the middle, clean text on both sides, 150 of each.
  * Fixed seed; the rows are document rows for `npm run eval:monitor` (each sent as a tool result)
  * and for `document-points.ts`. docs/detection-quality.md, "Long documents".
  *
@@ -14,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seeded } from '@guard/testing/seeded';
+import { readRows } from '../multilingual/rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const VAL = path.join(ROOT, '.cache/guard-train/val.jsonl');
@@ -26,12 +28,7 @@ const SIZES = [
 ] as const;
 
 if (!fs.existsSync(VAL)) throw new Error(`${VAL} is missing: run npm run train first`);
-const val = fs
-  .readFileSync(VAL, 'utf8')
-  .split('\n')
-  .filter((l) => l.trim())
-  .map((l) => JSON.parse(l) as { text: string; label: string; role: string; source: string })
-  .filter((r) => r.source === 'bipia' && r.role === 'document');
+const val = readRows(VAL).filter((r) => r.source === 'bipia' && r.role === 'document');
 const clean = val.filter((r) => r.label === 'benign').map((r) => r.text);
 const injected = val.filter((r) => r.label !== 'benign').map((r) => r.text);
 if (clean.length < 20 || injected.length < 20)
@@ -41,21 +38,32 @@ const rand = seeded(17);
 const pick = (xs: readonly string[]) => xs[Math.floor(rand() * xs.length)] as string;
 
 /**
- * Clean documents joined to a length drawn in [low, high) (a document that would pass `high` is
- * drawn again, up to 50 times), with `middle` halfway when given.
+ * Clean documents joined to a length drawn in [low, high): a document that would pass `high` is
+ * drawn again, and a row that cannot reach `low` (or, with `middle`, has fewer than two clean
+ * documents) is drawn again whole. `middle` goes halfway, so clean text stands on both sides.
  */
 function joined(low: number, high: number, middle?: string): string {
-  const target = low + rand() * (high - low);
-  const parts: string[] = [];
-  let chars = middle?.length ?? 0;
-  for (let tries = 0; chars < target && tries < 50;) {
-    const t = pick(clean);
-    if (chars + t.length + 2 > high && tries++ < 49) continue;
-    parts.push(t);
-    chars += t.length + 2;
+  for (;;) {
+    const target = low + rand() * (high - low);
+    const parts: string[] = [];
+    let chars = middle === undefined ? 0 : middle.length + 2;
+    for (let tries = 0; chars < target && tries < 200; tries++) {
+      const t = pick(clean);
+      if (chars + t.length + 2 > high) continue;
+      parts.push(t);
+      chars += t.length + 2;
+    }
+    if (chars < low || (middle !== undefined && parts.length < 2)) continue;
+    if (middle !== undefined) parts.splice(Math.floor(parts.length / 2), 0, middle);
+    return parts.join('\n\n');
   }
-  if (middle !== undefined) parts.splice(Math.floor(parts.length / 2), 0, middle);
-  return parts.join('\n\n');
+}
+
+/** An injected document no longer than `max` characters (half the row's lowest length). */
+function injectedUpTo(max: number): string {
+  const fitting = injected.filter((t) => t.length <= max);
+  if (fitting.length === 0) throw new Error(`no injected document of ${max} characters or less`);
+  return pick(fitting);
 }
 
 const out: Array<{ text: string; label: string; role: 'document'; source: string }> = [];
@@ -69,7 +77,7 @@ for (const size of SIZES) {
     });
   for (let i = 0; i < PER_SET; i++)
     out.push({
-      text: joined(size.low, size.high, pick(injected)),
+      text: joined(size.low, size.high, injectedUpTo(size.low / 2)),
       label: 'injection',
       role: 'document',
       source: `long:injected-${size.name}`,
