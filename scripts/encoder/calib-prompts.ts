@@ -7,7 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
+import {
+  analyseRequest,
+  type RequestAnalysis,
+} from '../../shared/scoring/src/engine/evaluate-local.js';
 import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
+// The default thresholds (the ipi threshold is 0.5 whatever they are).
+import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
+import { toolResultMessages } from '../../shared/testing/src/score-request.js';
 
 export interface CalibRow {
   text: string;
@@ -104,4 +111,25 @@ export function analysisDeps(staticDir: string | undefined) {
     detectors: createMlDetectors(staticDir ? { modelDir: staticDir } : {}),
     compile: createPolicyCompiler(),
   };
+}
+
+/**
+ * The engine's analysis of `text` sent as a tool result after "Summarise this document." (no
+ * rules, default thresholds): what the document steps read and score.
+ */
+export function toolResultAnalysis(
+  text: string,
+  deps: ReturnType<typeof analysisDeps>,
+): RequestAnalysis {
+  return analyseRequest(
+    {
+      messages: toolResultMessages(text),
+      rules: [],
+      thresholds: TEST_THRESHOLDS,
+      mode: 'content_moderation',
+      scanners_config: {},
+      reasoning_mode: 'off',
+    },
+    deps,
+  );
 }

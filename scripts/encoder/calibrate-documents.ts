@@ -16,15 +16,11 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
-import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
-import { toolResultMessages } from '../../shared/testing/src/score-request.js';
 import { fitLogistic } from './logistic.js';
-// The default thresholds (the ipi threshold is 0.5 whatever they are).
-import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
-import { analysisDeps, calibrationArgs } from './calib-prompts.js';
+import { analysisDeps, calibrationArgs, toolResultAnalysis } from './calib-prompts.js';
 
 const BUDGET = 0.01;
 const ROUTE_KEEP = 0.99;
@@ -57,17 +53,7 @@ const statics: number[] = [];
 let windows = 0;
 const t0 = performance.now();
 for (const [i, r] of rows.entries()) {
-  const an = analyseRequest(
-    {
-      messages: toolResultMessages(r.text),
-      rules: [],
-      thresholds: TEST_THRESHOLDS,
-      mode: 'content_moderation',
-      scanners_config: {},
-      reasoning_mode: 'off',
-    },
-    deps,
-  );
+  const an = toolResultAnalysis(r.text, deps);
   statics.push(an.indirectSources[0]?.score ?? 0);
   const [read] = documentReads(an, stage, 'all').reads;
   const texts = read?.texts ?? [];

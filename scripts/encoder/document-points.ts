@@ -34,7 +34,6 @@ import { fileURLToPath } from 'node:url';
 import { seeded } from '@guard/testing/seeded';
 import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
 import { textWindows } from '../../shared/scoring/src/engine/apply-encoder.js';
-import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import {
   defaultEncoderDir,
   loadEncoderManifest,
@@ -43,11 +42,9 @@ import {
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { segmentText } from '../../shared/scoring/src/ml/features.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
-import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
-import { toolResultMessages } from '../../shared/testing/src/score-request.js';
 import { thresholdAt } from '../eval/roc.js';
 import { readRows } from '../multilingual/rows.js';
-import { analysisDeps } from './calib-prompts.js';
+import { analysisDeps, toolResultAnalysis } from './calib-prompts.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const LONG = process.argv[2] ?? path.join(ROOT, '.cache/guard-eval/long-documents.jsonl');
@@ -132,17 +129,7 @@ const logits = async (texts: string[]) =>
 const scored: Scored[] = [];
 const t0 = performance.now();
 for (const [i, d] of docs.entries()) {
-  const an = analyseRequest(
-    {
-      messages: toolResultMessages(d.text),
-      rules: [],
-      thresholds: TEST_THRESHOLDS,
-      mode: 'content_moderation',
-      scanners_config: {},
-      reasoning_mode: 'off',
-    },
-    deps,
-  );
+  const an = toolResultAnalysis(d.text, deps);
   const [read] = documentReads(an, stage, 'all').reads;
   const long = read !== undefined && textWindows(d.text, stage) === null;
   const readZ = read ? await logits(read.texts) : [];
