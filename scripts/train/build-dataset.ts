@@ -63,6 +63,7 @@ import {
   gibberishSuffix,
   lookalikeCombos,
   identityStatements,
+  safetyQuestions,
   mulberry32,
   pick,
   technicalNoise,
@@ -534,6 +535,13 @@ function augment(
     const t = emptyTargets().fill(0);
     docs.push(synthDoc(text, 'benign', 'prompt', 'harm-lookalike', split, t));
   }
+  // Questions seeking safety or understanding on dangerous subjects: only with
+  // GUARD_TRAIN_SAFETY_QUESTIONS=1 (measured, not shipped: synthetic.ts SAFETY_QUESTIONS).
+  if (process.env.GUARD_TRAIN_SAFETY_QUESTIONS === '1')
+    for (const text of safetyQuestions(split)) {
+      const t = emptyTargets().fill(0);
+      docs.push(synthDoc(text, 'benign', 'prompt', 'safety-questions', split, t));
+    }
   // Plain statements of who someone is (harm and category hard negatives).
   for (const { text, newGroup } of identityStatements(split)) {
     const t = emptyTargets().fill(0);

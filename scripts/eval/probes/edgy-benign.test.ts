@@ -5,7 +5,9 @@ import {
   BENIGN_TOPICS,
   HARM_LOOKALIKES,
   SAFE_LOOKING,
+  SAFETY_QUESTIONS,
   lookalikeCombos,
+  safetyQuestions,
 } from '../../train/synthetic.js';
 
 const probe = readRows('scripts/eval/probes/edgy-benign.jsonl');
@@ -39,8 +41,19 @@ describe('edgy benign probe (security, medical, fiction and history questions)',
       ...family(BENIGN_TOPICS),
       ...family(BENIGN_ROLEPLAY),
       ...lookalikeCombos(),
+      ...safetyQuestions('train'),
+      ...safetyQuestions('val'),
     ].map(words);
     const near = probe.filter((r) => written.some((w) => jaccard(words(r.text), w) >= 0.5));
     expect(near.map((r) => r.text)).toEqual([]);
+  });
+
+  it('keeps the safety questions of training apart from their val part: templates and slots', () => {
+    for (const kind of Object.values(SAFETY_QUESTIONS)) {
+      expect(kind.val.filter((t) => kind.train.includes(t))).toEqual([]);
+      expect(kind.slots.val.filter((x) => kind.slots.train.includes(x))).toEqual([]);
+    }
+    const train = new Set(safetyQuestions('train'));
+    expect(safetyQuestions('val').filter((q) => train.has(q))).toEqual([]);
   });
 });
