@@ -32,6 +32,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seeded } from '@guard/testing/seeded';
+import { pick } from '../train/synthetic.js';
 import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
 import { textWindows } from '../../shared/scoring/src/engine/apply-encoder.js';
 import {
@@ -81,17 +82,16 @@ for (const r of calib)
 const benign = calib.filter((r) => r.label === 'benign').map((r) => r.text);
 const injected = calib.filter((r) => r.label !== 'benign').map((r) => r.text);
 const rand = seeded(11);
-const pick = (xs: readonly string[]) => xs[Math.floor(rand() * xs.length)] as string;
 for (const k of [2, 3, 4, 6, 8, 12, 20, 30]) {
   for (let i = 0; i < 150; i++)
     docs.push({
       set: 'calibration joined',
       injected: false,
-      text: Array.from({ length: k }, () => pick(benign)).join('\n\n'),
+      text: Array.from({ length: k }, () => pick(rand, benign)).join('\n\n'),
     });
   for (let i = 0; i < 60; i++) {
-    const parts = Array.from({ length: k }, () => pick(benign));
-    parts.splice(Math.floor(k / 2), 0, pick(injected));
+    const parts = Array.from({ length: k }, () => pick(rand, benign));
+    parts.splice(Math.floor(k / 2), 0, pick(rand, injected));
     docs.push({ set: 'calibration joined', injected: true, text: parts.join('\n\n') });
   }
 }
@@ -231,8 +231,8 @@ for (const size of ['2-3kb', '8-16kb']) {
   const line = Object.entries(ways)
     .filter(([name]) => name !== 'static alone')
     .map(([name, f]) => {
-      const rate = clean.filter(f).length / clean.length;
-      const at = s[Math.min(s.length - 1, Math.round(rate * s.length))] ?? 1;
+      // As many clean documents above it as the way flags.
+      const at = s[Math.min(s.length - 1, clean.filter(f).length)] ?? 1;
       return `${name} ${((100 * inj.filter((r) => r.static > at).length) / inj.length).toFixed(1)}%`;
     });
   console.log(`${size}: the static head alone at the same clean rate catches: ${line.join(', ')}`);

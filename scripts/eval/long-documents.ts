@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seeded } from '@guard/testing/seeded';
+import { pick } from '../train/synthetic.js';
 import { readRows } from '../multilingual/rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -35,7 +36,6 @@ if (clean.length < 20 || injected.length < 20)
   throw new Error(`${VAL}: too few BIPIA documents (${clean.length} clean, ${injected.length})`);
 
 const rand = seeded(17);
-const pick = (xs: readonly string[]) => xs[Math.floor(rand() * xs.length)] as string;
 
 /**
  * Clean documents joined to a length drawn in [low, high): a document that would pass `high` is
@@ -48,7 +48,7 @@ function joined(low: number, high: number, middle?: string): string {
     const parts: string[] = [];
     let chars = middle === undefined ? 0 : middle.length + 2;
     for (let tries = 0; chars < target && tries < 200; tries++) {
-      const t = pick(clean);
+      const t = pick(rand, clean);
       if (chars + t.length + 2 > high) continue;
       parts.push(t);
       chars += t.length + 2;
@@ -63,7 +63,7 @@ function joined(low: number, high: number, middle?: string): string {
 function injectedUpTo(max: number): string {
   const fitting = injected.filter((t) => t.length <= max);
   if (fitting.length === 0) throw new Error(`no injected document of ${max} characters or less`);
-  return pick(fitting);
+  return pick(rand, fitting);
 }
 
 const out: Array<{ text: string; label: string; role: 'document'; source: string }> = [];

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { jaccard } from '../eval/jaccard.js';
 import { KINDS, questionsZh } from './questions-zh.js';
 import { readRows } from './rows.js';
 
@@ -14,10 +15,6 @@ const probes = fs
 function bigrams(t: string): Set<string> {
   const c = [...t.replace(/[\s\p{P}]/gu, '')];
   return new Set(c.slice(1).map((x, i) => `${c[i]}${x}`));
-}
-function jaccard(a: Set<string>, b: Set<string>): number {
-  const shared = [...a].filter((x) => b.has(x)).length;
-  return shared / (a.size + b.size - shared);
 }
 
 describe('ordinary Chinese questions (the reader head training rows)', () => {

@@ -846,14 +846,7 @@ export function capitalise(s: string): string {
  * not intent"). Each kind's templates and slots are split: the val part shares neither with the
  * train part, and `scripts/eval/probes/edgy-benign.jsonl` stays apart from both (its test).
  */
-export const SAFETY_QUESTIONS: Record<
-  string,
-  {
-    train: readonly string[];
-    val: readonly string[];
-    slots: { train: readonly string[]; val: readonly string[] };
-  }
-> = {
+export const SAFETY_QUESTIONS: Record<string, Family & { slots: Family }> = {
   security: {
     train: [
       'How can our small office protect itself against {x}?',

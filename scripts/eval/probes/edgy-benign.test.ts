@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { jaccard } from '../jaccard.js';
 import { readRows } from '../../multilingual/rows.js';
 import {
   BENIGN_ROLEPLAY,
@@ -7,16 +8,13 @@ import {
   SAFE_LOOKING,
   SAFETY_QUESTIONS,
   lookalikeCombos,
+  type Family,
   safetyQuestions,
 } from '../../train/synthetic.js';
 
 const probe = readRows('scripts/eval/probes/edgy-benign.jsonl');
 
 const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9']+/g) ?? []);
-function jaccard(a: Set<string>, b: Set<string>): number {
-  const shared = [...a].filter((x) => b.has(x)).length;
-  return shared / (a.size + b.size - shared);
-}
 
 describe('edgy benign probe (security, medical, fiction and history questions)', () => {
   it('holds 16 benign prompts of each kind, all distinct', () => {
@@ -31,10 +29,7 @@ describe('edgy benign probe (security, medical, fiction and history questions)',
   });
 
   it("stays apart from the build's hand-written benign families (word Jaccard under 0.5)", () => {
-    const family = (f: { train: readonly string[]; val: readonly string[] }) => [
-      ...f.train,
-      ...f.val,
-    ];
+    const family = (f: Family) => [...f.train, ...f.val];
     const written = [
       ...family(HARM_LOOKALIKES),
       ...family(SAFE_LOOKING),
