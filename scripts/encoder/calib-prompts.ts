@@ -15,6 +15,7 @@ import { createMlDetectors } from '../../shared/scoring/src/ml/index.js';
 // The default thresholds (the ipi threshold is 0.5 whatever they are).
 import { TEST_THRESHOLDS } from '../../shared/scoring/src/testing/requests.js';
 import { toolResultMessages } from '../../shared/testing/src/score-request.js';
+import { pick } from '../train/synthetic.js';
 
 export interface CalibRow {
   text: string;
@@ -132,4 +133,35 @@ export function toolResultAnalysis(
     },
     deps,
   );
+}
+
+/** How many of the calibration split's documents each long calibration text joins. */
+export const JOINED_DOCUMENTS = [2, 3, 4, 6, 8, 12, 20, 30] as const;
+
+/**
+ * Long calibration texts: for each k of JOINED_DOCUMENTS, `clean` texts of k of the `benign`
+ * documents and `planted` of k benign ones with one of the `injected` in the middle, an empty line
+ * between two, drawn with `next`. What the point of long documents read whole is set on
+ * (calibrate-documents.ts) and what document-points.ts compared its ways on.
+ */
+export function joinedDocuments(
+  benign: readonly string[],
+  injected: readonly string[],
+  next: () => number,
+  { clean = 150, planted = 60 } = {},
+): Array<{ text: string; injected: boolean }> {
+  const out: Array<{ text: string; injected: boolean }> = [];
+  for (const k of JOINED_DOCUMENTS) {
+    for (let i = 0; i < clean; i++)
+      out.push({
+        text: Array.from({ length: k }, () => pick(next, benign)).join('\n\n'),
+        injected: false,
+      });
+    for (let i = 0; i < planted; i++) {
+      const parts = Array.from({ length: k }, () => pick(next, benign));
+      parts.splice(Math.floor(k / 2), 0, pick(next, injected));
+      out.push({ text: parts.join('\n\n'), injected: true });
+    }
+  }
+  return out;
 }

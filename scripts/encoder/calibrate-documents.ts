@@ -10,8 +10,13 @@
  * Platt scaling of the injection head's highest logit over a document's windows (injected = 1),
  * shifted so that BUDGET (1%) of the benign documents reach the ipi threshold 0.5, as the static
  * document head is held (train_detectors.py); the cascade's routing point is the static score that
- * ROUTE_KEEP (99%) of the injected documents reach. Adds `indirect` (and its provenance) to DIR's
- * encoder.json, which calibrate.ts wrote. About a minute on one core (700 documents, ~2,500 windows).
+ * ROUTE_KEEP (99%) of the injected documents reach. Then the point of long documents read whole
+ * (`indirect_long`): the same slope, the offset at which 1% of the long benign texts read whole
+ * reach 0.5: the calibration split's benign documents joined k at a time (calib-prompts.ts
+ * `joinedDocuments`, fixed seed) and any of its own documents too long for MAX_WINDOWS windows.
+ * Adds `indirect` and `indirect_long` (and their provenance) to DIR's encoder.json, which
+ * calibrate.ts wrote. About 5 minutes on one core (700 documents, ~2,500 windows; then some 1,700
+ * joined texts, ~25,000 windows).
  */
 import fs from 'node:fs';
 import readline from 'node:readline';
@@ -19,8 +24,14 @@ import { documentReads } from '../../shared/scoring/src/engine/apply-documents.j
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
+import { seeded } from '../../shared/testing/src/seeded.js';
 import { fitLogistic } from './logistic.js';
-import { analysisDeps, calibrationArgs, toolResultAnalysis } from './calib-prompts.js';
+import {
+  analysisDeps,
+  calibrationArgs,
+  joinedDocuments,
+  toolResultAnalysis,
+} from './calib-prompts.js';
 
 const BUDGET = 0.01;
 const ROUTE_KEEP = 0.99;
@@ -63,6 +74,34 @@ for (const [i, r] of rows.entries()) {
   if ((i + 1) % 200 === 0)
     console.log(`${i + 1}/${rows.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`);
 }
+const seconds = Math.round((performance.now() - t0) / 1000);
+
+// Long documents read whole: every window, at a point of their own.
+const longStage = { ...stage, manifest: { ...stage.manifest, indirect_long: { b: 0 } } };
+const longTexts = [
+  ...rows.map((r) => ({ text: r.text, injected: r.y === 1 })),
+  ...joinedDocuments(
+    rows.filter((r) => r.y === 0).map((r) => r.text),
+    rows.filter((r) => r.y === 1).map((r) => r.text),
+    seeded(11),
+  ),
+];
+const longZ: Array<{ z: number; injected: boolean }> = [];
+let longWindows = 0;
+for (const [i, d] of longTexts.entries()) {
+  const [read] = documentReads(toolResultAnalysis(d.text, deps), longStage, 'all').reads;
+  if (!read?.long) continue;
+  longWindows += read.texts.length;
+  const out = await encoder.encode(read.texts.map((text) => ({ role: 'document' as const, text })));
+  longZ.push({
+    z: Math.max(-20, ...out.map((o) => logit(o.probs[INJECTION] ?? 0))),
+    injected: d.injected,
+  });
+  if ((i + 1) % 200 === 0)
+    console.log(
+      `long ${i + 1}/${longTexts.length} ${((performance.now() - t0) / 1000).toFixed(0)}s`,
+    );
+}
 await encoder.close();
 
 // Platt scaling of the logit (the slope; the offset is set by the point below).
@@ -98,10 +137,38 @@ manifest.provenance = {
     calib_benign_flagged: Number(share(z, 0, flagged).toFixed(4)),
     calib_benign_routed: Number(share(z, 0, routed).toFixed(4)),
     calib_injected_flagged_routed: Number(share(z, 1, (i) => routed(i) && flagged(i)).toFixed(4)),
-    seconds: Math.round((performance.now() - t0) / 1000),
+    seconds,
+  },
+};
+const longBenign = longZ
+  .filter((r) => !r.injected)
+  .map((r) => r.z)
+  .sort((p, q) => q - p);
+const longInjected = longZ.filter((r) => r.injected);
+if (longBenign.length < 100)
+  throw new Error(`${textsFile}: too few long benign calibration texts (${longBenign.length})`);
+const longAt = longBenign[Math.floor(BUDGET * longBenign.length)] as number;
+const longB = Number((-a * longAt).toPrecision(6));
+manifest.indirect_long = { b: longB };
+manifest.provenance = {
+  ...manifest.provenance,
+  indirect_long: {
+    texts: longZ.length,
+    injected: longInjected.length,
+    windows: longWindows,
+    point_logit: Number(longAt.toFixed(4)),
+    calib_long_injected_flagged: Number(
+      (longInjected.filter((r) => r.z > longAt).length / Math.max(1, longInjected.length)).toFixed(
+        4,
+      ),
+    ),
+    calib_long_benign_flagged_at_indirect: Number(
+      (longBenign.filter((z) => z > at).length / longBenign.length).toFixed(4),
+    ),
+    seconds: Math.round((performance.now() - t0) / 1000) - seconds,
   },
 };
 fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
 console.log(
-  `indirect: a ${a.toFixed(3)}, b ${b.toFixed(3)} (1% of ${n - pos} benign documents at logit ${at.toFixed(3)}), route_above ${routeAbove.toPrecision(3)}; calibration: injected flagged ${(100 * share(z, 1, flagged)).toFixed(1)}%, benign routed ${(100 * share(z, 0, routed)).toFixed(1)}%; wrote ${manifestPath}`,
+  `indirect: a ${a.toFixed(3)}, b ${b.toFixed(3)} (1% of ${n - pos} benign documents at logit ${at.toFixed(3)}), route_above ${routeAbove.toPrecision(3)}; calibration: injected flagged ${(100 * share(z, 1, flagged)).toFixed(1)}%, benign routed ${(100 * share(z, 0, routed)).toFixed(1)}%; indirect_long: b ${longB} (1% of ${longBenign.length} long benign texts at logit ${longAt.toFixed(3)}); wrote ${manifestPath}`,
 );

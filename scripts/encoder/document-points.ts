@@ -1,14 +1,16 @@
 /**
  * Three ways tried on 2026-11-29 to hold long documents (tool results) to the documents' budget,
- * against what the engine does today; none shipped (docs/detection-quality.md, "Long documents").
- * Today a document read in up to 8 windows is decided by the encoder's highest window at the
- * `indirect` point, and one too long for 8 windows by the windows of its opening and end, the
- * static document head's score standing when it is higher. The ways:
+ * against what the engine did then; none shipped then. The first, with a cap on the windows read,
+ * shipped on 2026-12-07 (`indirect_long`, calibrate-documents.ts; docs/detection-quality.md, "Long
+ * documents" and "Long documents read whole"). "today" below is the engine before it: a document
+ * read in up to 8 windows is decided by the encoder's highest window at the `indirect` point, and
+ * one too long for 8 windows by the windows of its opening and end, the static document head's
+ * score standing when it is higher. The ways:
  *
  * - whole: every window of a long document read (a part too long for 8 windows split in halves
  *   until each fits), at a point of its own (1% of the calibration split's long benign texts
- *   reach it); the static score no longer stands. Reads more than the engine's 16 windows a
- *   request for a document of about 8 KB or more.
+ *   reach it); the static score no longer stands. No cap here (the engine's is 40 windows a
+ *   request).
  * - both: a long document flagged when the highest of every window's logit reaches t_e and the
  *   static score reaches t_s, the pair that catches most long injected calibration texts among
  *   those flagging at most 1% of the long benign ones.
@@ -32,7 +34,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { seeded } from '@guard/testing/seeded';
-import { pick } from '../train/synthetic.js';
 import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
 import { textWindows } from '../../shared/scoring/src/engine/apply-encoder.js';
 import {
@@ -45,7 +46,7 @@ import { segmentText } from '../../shared/scoring/src/ml/features.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { thresholdAt } from '../eval/roc.js';
 import { readRows } from '../multilingual/rows.js';
-import { analysisDeps, toolResultAnalysis } from './calib-prompts.js';
+import { analysisDeps, joinedDocuments, toolResultAnalysis } from './calib-prompts.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const LONG = process.argv[2] ?? path.join(ROOT, '.cache/guard-eval/long-documents.jsonl');
@@ -81,28 +82,17 @@ for (const r of calib)
   docs.push({ set: 'calibration', injected: r.label !== 'benign', text: r.text });
 const benign = calib.filter((r) => r.label === 'benign').map((r) => r.text);
 const injected = calib.filter((r) => r.label !== 'benign').map((r) => r.text);
-const rand = seeded(11);
-for (const k of [2, 3, 4, 6, 8, 12, 20, 30]) {
-  for (let i = 0; i < 150; i++)
-    docs.push({
-      set: 'calibration joined',
-      injected: false,
-      text: Array.from({ length: k }, () => pick(rand, benign)).join('\n\n'),
-    });
-  for (let i = 0; i < 60; i++) {
-    const parts = Array.from({ length: k }, () => pick(rand, benign));
-    parts.splice(Math.floor(k / 2), 0, pick(rand, injected));
-    docs.push({ set: 'calibration joined', injected: true, text: parts.join('\n\n') });
-  }
-}
+for (const d of joinedDocuments(benign, injected, seeded(11)))
+  docs.push({ set: 'calibration joined', ...d });
 
 const dir = defaultEncoderDir();
 const manifest = loadEncoderManifest(dir);
 const point = manifest.indirect;
 if (!point) throw new Error(`${dir}: the encoder has no indirect point`);
 const HEAD = manifest.heads.indexOf('injection');
+// "today" is the reading of long documents before `indirect_long` (their opening and end).
 const stage = {
-  manifest: { ...manifest, indirect: { a: 1, b: 0, route_above: 0 } },
+  manifest: { ...manifest, indirect: { a: 1, b: 0, route_above: 0 }, indirect_long: undefined },
   countTokens: wordPieceCounter(),
 };
 const deps = analysisDeps(undefined);

@@ -6,21 +6,29 @@
  * Fixed seed; the rows are document rows for `npm run eval:monitor` (each sent as a tool result)
  * and for `document-points.ts`. docs/detection-quality.md, "Long documents".
  *
- *   node --conditions=source --import tsx scripts/eval/long-documents.ts [OUT.jsonl]
+ *   node --conditions=source --import tsx scripts/eval/long-documents.ts [OUT.jsonl] [--seed N]
  *
  * Reads the build's validation split (.cache/guard-train/val.jsonl: run npm run train first);
- * writes .cache/guard-eval/long-documents.jsonl.
+ * writes .cache/guard-eval/long-documents.jsonl. `--seed` (default 17) draws another file of the
+ * same kind: the one a change is judged on when the default file has already been looked at.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { seeded } from '@guard/testing/seeded';
 import { pick } from '../train/synthetic.js';
 import { readRows } from '../multilingual/rows.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const VAL = path.join(ROOT, '.cache/guard-train/val.jsonl');
-const OUT = process.argv[2] ?? path.join(ROOT, '.cache/guard-eval/long-documents.jsonl');
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { seed: { type: 'string', default: '17' } },
+});
+const SEED = Number(values.seed);
+if (!Number.isInteger(SEED)) throw new Error(`--seed: expected an integer, got "${values.seed}"`);
+const OUT = positionals[0] ?? path.join(ROOT, '.cache/guard-eval/long-documents.jsonl');
 const PER_SET = 150;
 /** Lengths of the joined texts, in characters: [lowest, highest). */
 const SIZES = [
@@ -35,7 +43,7 @@ const injected = val.filter((r) => r.label !== 'benign').map((r) => r.text);
 if (clean.length < 20 || injected.length < 20)
   throw new Error(`${VAL}: too few BIPIA documents (${clean.length} clean, ${injected.length})`);
 
-const rand = seeded(17);
+const rand = seeded(SEED);
 
 /**
  * Clean documents joined to a length drawn in [low, high): a document that would pass `high` is

@@ -113,6 +113,15 @@ export interface EncoderManifest {
    */
   indirect?: { a: number; b: number; route_above: number };
   /**
+   * A document too long for MAX_WINDOWS windows but read whole, in up to MAX_DOCUMENT_WINDOWS
+   * (apply-documents.ts): the same slope as `indirect` with an offset of its own, set so that 1% of
+   * the calibration split's long benign texts (its benign documents joined) reach 0.5, as each
+   * short document is held (calibrate-documents.ts). The highest of many windows runs higher than
+   * that of a few, so the point of short documents would flag long clean ones far more often.
+   * Absent: a long document is read by its opening and end, the static score kept when higher.
+   */
+  indirect_long?: { b: number };
+  /**
    * How far a model output goes along with the request it answers, read by both models:
    * `sigmoid(static * logit(s) + encoder * logit(e) + b)`, `s` the static detector's compliance
    * (`Detectors.compliance`) and `e` the encoder's comply head on the answer: a logistic
@@ -163,6 +172,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z
     harm_general: z.object({ at: z.number().gt(0).lt(1) }).optional(),
     harm_parts: z.object({ b: z.number() }).optional(),
     indirect: z.object({ a: z.number(), b: z.number(), route_above: z.number() }).optional(),
+    indirect_long: z.object({ b: z.number() }).optional(),
     comply: z
       .object({
         static: z.number(),
@@ -348,15 +358,19 @@ function highestLogit(
 /**
  * A third-party text's indirect-injection score from the encoder's injection head on the windows
  * it was read in (`outs`: the highest counts), on the policy's ipi scale (`indirect` in the
- * manifest); null when the manifest has no such point or nothing was read.
+ * manifest; `long`: a long document read whole, at `indirect_long`'s offset); null when the
+ * manifest has no such point or nothing was read.
  */
 export function calibratedIndirect(
   manifest: EncoderManifest,
   outs: readonly EncoderOutput[],
+  long = false,
 ): number | null {
   const z = highestLogit(manifest, 'injection', outs);
   const p = manifest.indirect;
-  return p && z !== null ? sigmoid(p.a * z + p.b) : null;
+  if (!p || z === null) return null;
+  const b = long && manifest.indirect_long ? manifest.indirect_long.b : p.b;
+  return sigmoid(p.a * z + b);
 }
 
 const LOGIT_03 = Math.log(0.3 / 0.7);

@@ -10,17 +10,21 @@
  * static detector: instructions to the model are what they are for.
  */
 import { calibratedIndirect, type EncoderOutput } from '../encoder/encoder.js';
-import { modeOf, textWindows, type EncoderStage } from './apply-encoder.js';
+import { MAX_WINDOWS, modeOf, textWindows, type EncoderStage } from './apply-encoder.js';
 import type { RequestAnalysis } from './evaluate-local.js';
 import { r3, type IndirectSource } from './local-evaluation.js';
 
 /**
- * Windows the encoder reads of a request's third-party texts, at most (about 8 KB of English, some
- * 180 ms on one core): the texts past it, latest first, keep the static detector's score.
+ * Windows the encoder reads of a request's third-party texts, at most (about 20 KB of English,
+ * some 0.4 s on one core): the texts past it, latest first, keep the static detector's score.
  */
-export const MAX_DOCUMENT_WINDOWS = 16;
+export const MAX_DOCUMENT_WINDOWS = 40;
 
-/** Characters of a document too long for MAX_WINDOWS windows read at its opening and its end. */
+/**
+ * Characters of a document read at its opening and its end: one too long for MAX_WINDOWS windows
+ * when the manifest has no `indirect_long` point, or too long for what is left of the request's
+ * windows.
+ */
 const LONG_HEAD_CHARS = 3200;
 const LONG_TAIL_CHARS = 600;
 
@@ -34,13 +38,16 @@ export interface DocumentRead {
    * the normaliser decoded a payload in it: the static score then stands when it is higher.
    */
   complete: boolean;
+  /** Read whole in more than MAX_WINDOWS windows: scored at the `indirect_long` point. */
+  long: boolean;
 }
 
 /**
  * The third-party texts of an analysed request the encoder reads, latest first, and how: a text
- * in windows (apply-encoder.ts `textWindows`), one too long for them by windows of its opening
- * and end. In the cascade, only texts whose static score reaches `indirect.route_above`. `skipped`:
- * texts routed but past MAX_DOCUMENT_WINDOWS.
+ * in windows (apply-encoder.ts `textWindows`); one too long for MAX_WINDOWS windows in as many as
+ * it needs when the manifest has an `indirect_long` point and the request's windows left hold
+ * them, else by windows of its opening and end. In the cascade, only texts whose static score
+ * reaches `indirect.route_above`. `skipped`: texts routed but past MAX_DOCUMENT_WINDOWS.
  */
 export function documentReads(
   an: RequestAnalysis,
@@ -62,19 +69,30 @@ export function documentReads(
       skipped++;
       continue;
     }
-    const whole = textWindows(tp.text, stage);
+    const left = MAX_DOCUMENT_WINDOWS - windows;
+    // Cut once: up to MAX_WINDOWS windows, or, with a point for long documents, what is left.
+    const windowed = textWindows(
+      tp.text,
+      stage,
+      stage.manifest.indirect_long ? Math.max(MAX_WINDOWS, left) : MAX_WINDOWS,
+    );
     // A part too dense for MAX_WINDOWS windows itself is read as it is (by its opening and end).
     const part = (t: string) => textWindows(t, stage) ?? [t];
-    const texts = whole ?? [
+    const texts = windowed ?? [
       ...part(tp.text.slice(0, LONG_HEAD_CHARS)),
       ...part(tp.text.slice(-LONG_TAIL_CHARS)),
     ];
-    if (windows + texts.length > MAX_DOCUMENT_WINDOWS) {
+    if (texts.length > left) {
       skipped++;
       continue;
     }
     windows += texts.length;
-    reads.push({ index, texts, complete: whole !== null && !tp.decoded });
+    reads.push({
+      index,
+      texts,
+      complete: windowed !== null && !tp.decoded,
+      long: windowed !== null && windowed.length > MAX_WINDOWS,
+    });
   }
   return { reads, skipped };
 }
@@ -121,7 +139,7 @@ export async function encoderDocuments(
   const sources = [...an.indirectSources];
   let at = 0;
   for (const r of reads) {
-    const score = calibratedIndirect(stage.manifest, out.slice(at, at + r.texts.length));
+    const score = calibratedIndirect(stage.manifest, out.slice(at, at + r.texts.length), r.long);
     at += r.texts.length;
     const own = sources[r.index];
     if (score === null || !own) continue;

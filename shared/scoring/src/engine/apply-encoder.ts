@@ -122,14 +122,21 @@ function windowBudget(stage: Pick<EncoderStage, 'manifest'>): number {
 /**
  * `text` cut into windows the encoder reads whole: consecutive segments of the static detector
  * (at most 400 characters, split at lines and sentences; one over the window split in halves
- * until its parts fit) packed up to the window. Null when more than MAX_WINDOWS would be needed.
+ * until its parts fit) packed up to the window. Null when more than `max` (by default MAX_WINDOWS)
+ * would be needed.
  */
 export function textWindows(
   text: string,
   stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
+  max = MAX_WINDOWS,
 ): string[] | null {
   const budget = windowBudget(stage);
-  return packWindows(text, fitting(text, segmentText(text), budget, stage.countTokens), budget);
+  return packWindows(
+    text,
+    fitting(text, segmentText(text), budget, stage.countTokens),
+    budget,
+    max,
+  );
 }
 
 /** Whether the encoder reads the input as it is (short, or decided in a decoded payload). */
@@ -173,13 +180,14 @@ function* fitting(
 }
 
 /**
- * Consecutive pieces packed into windows of at most `budget` tokens, or null when more than
- * MAX_WINDOWS windows would be needed (so a long text is tokenised only about that far).
+ * Consecutive pieces packed into windows of at most `budget` tokens, or null when more than `max`
+ * windows would be needed (so a long text is tokenised only about that far).
  */
 function packWindows(
   text: string,
   pieces: Iterable<Piece & { tokens: number }>,
   budget: number,
+  max: number,
 ): string[] | null {
   const out: string[] = [];
   let open: { start: number; end: number; tokens: number } | null = null;
@@ -191,7 +199,7 @@ function packWindows(
     }
     if (open) {
       out.push(text.slice(open.start, open.end));
-      if (out.length >= MAX_WINDOWS) return null;
+      if (out.length >= max) return null;
     }
     open = { ...p };
   }
