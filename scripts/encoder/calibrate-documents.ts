@@ -29,6 +29,7 @@ import { fitLogistic } from './logistic.js';
 import {
   analysisDeps,
   calibrationArgs,
+  JOINED_DOCUMENTS,
   joinedDocuments,
   toolResultAnalysis,
 } from './calib-prompts.js';
@@ -53,9 +54,10 @@ if (rows.filter((r) => r.y === 0).length < 100 || rows.filter((r) => r.y === 1).
 
 const encoder = await createOnnxEncoder(dir);
 const deps = analysisDeps(staticDir);
-// Reads every document whole, in windows: a point of 1 routes nothing away.
+// Reads every document whole, in windows: a point of 1 routes nothing away. The short point is
+// set on what the engine reads without a long point (one from an earlier run is ignored here).
 const stage = {
-  manifest: { ...manifest, indirect: { a: 1, b: 0, route_above: 0 } },
+  manifest: { ...manifest, indirect: { a: 1, b: 0, route_above: 0 }, indirect_long: undefined },
   countTokens: wordPieceCounter(),
 };
 
@@ -88,8 +90,11 @@ const longTexts = [
 ];
 const longZ: Array<{ z: number; injected: boolean }> = [];
 let longWindows = 0;
+let tooLong = 0;
 for (const [i, d] of longTexts.entries()) {
-  const [read] = documentReads(toolResultAnalysis(d.text, deps), longStage, 'all').reads;
+  const { reads, cut } = documentReads(toolResultAnalysis(d.text, deps), longStage, 'all');
+  tooLong += cut;
+  const [read] = reads;
   if (!read?.long) continue;
   longWindows += read.texts.length;
   const out = await encoder.encode(read.texts.map((text) => ({ role: 'document' as const, text })));
@@ -153,7 +158,10 @@ manifest.indirect_long = { b: longB };
 manifest.provenance = {
   ...manifest.provenance,
   indirect_long: {
+    joined: `the calibration split's documents, ${JOINED_DOCUMENTS.join('/')} at a time, seed 11`,
     texts: longZ.length,
+    // texts needing more windows than a request reads: left at their opening and end, not fitted
+    past_budget: tooLong,
     injected: longInjected.length,
     windows: longWindows,
     point_logit: Number(longAt.toFixed(4)),

@@ -4,11 +4,19 @@
  * rows as the way does. Per size of the file, the static score of each row sent as a tool result
  * (the score the engine's analysis gives it, before the encoder), its threshold put at the clean
  * row that a share `--flagged` of them lie above, and the injected rows above it. Also the
- * static head at the ipi threshold 0.5. docs/detection-quality.md, "Long documents read whole".
+ * static head at the ipi threshold 0.5, and how the shipped encoder reads each set's rows (in up to
+ * 8 windows, whole in more at the long documents' point, or by their opening and end).
+ * docs/detection-quality.md, "Long documents read whole".
  *
  *   node --conditions=source --import tsx scripts/eval/long-documents-static.ts FILE.jsonl --flagged 0.02
  */
 import { parseArgs } from 'node:util';
+import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
+import {
+  defaultEncoderDir,
+  loadEncoderManifest,
+} from '../../shared/scoring/src/encoder/encoder.js';
+import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { analysisDeps, toolResultAnalysis } from '../encoder/calib-prompts.js';
 import { readRows } from '../multilingual/rows.js';
 
@@ -23,6 +31,15 @@ if (!file || !(share >= 0 && share < 1)) {
   process.exit(2);
 }
 const deps = analysisDeps(undefined);
+const stage = {
+  manifest: loadEncoderManifest(defaultEncoderDir()),
+  countTokens: wordPieceCounter(),
+};
+/** How the encoder reads a row as a tool result: 'short' (up to 8 windows), 'long' or 'cut'. */
+const readAs = (text: string): 'short' | 'long' | 'cut' => {
+  const { reads, cut } = documentReads(toolResultAnalysis(text, deps), stage, 'all');
+  return cut > 0 ? 'cut' : reads[0]?.long ? 'long' : 'short';
+};
 const rows = readRows(file);
 const pct = (k: number, n: number) => `${((100 * k) / n).toFixed(1)}%`;
 const sizes = [...new Set(rows.map((r) => /^long:(?:clean|injected)-(.+)$/.exec(r.source)?.[1]))];
@@ -34,6 +51,14 @@ for (const size of sizes) {
       .map((r) => toolResultAnalysis(r.text, deps).indirectSources[0]?.score ?? 0);
   const clean = scores(`long:clean-${size}`).sort((p, q) => q - p);
   const injected = scores(`long:injected-${size}`);
+  const ways = (set: string) => {
+    const n = { short: 0, long: 0, cut: 0 };
+    for (const r of rows) if (r.source === set) n[readAs(r.text)]++;
+    return `${n.short} in up to 8 windows, ${n.long} whole in more, ${n.cut} by opening and end`;
+  };
+  console.log(
+    `${size}: clean rows read ${ways(`long:clean-${size}`)}; injected ${ways(`long:injected-${size}`)}`,
+  );
   if (clean.length === 0 || injected.length === 0) continue;
   const k = Math.round(share * clean.length);
   const at = clean[Math.min(clean.length - 1, k)] ?? 1;

@@ -11,6 +11,8 @@
  * Reads the build's validation split (.cache/guard-train/val.jsonl: run npm run train first);
  * writes .cache/guard-eval/long-documents.jsonl. `--seed` (default 17) draws another file of the
  * same kind: the one a change is judged on when the default file has already been looked at.
+ * `--clean-from FILE` joins the benign rows of FILE instead of BIPIA's (say ood-documents.ts's
+ * texts never seen as documents) and writes the clean rows only: long texts of other kinds.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,7 +26,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const VAL = path.join(ROOT, '.cache/guard-train/val.jsonl');
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { seed: { type: 'string', default: '17' } },
+  options: { seed: { type: 'string', default: '17' }, 'clean-from': { type: 'string' } },
 });
 const SEED = Number(values.seed);
 if (!Number.isInteger(SEED)) throw new Error(`--seed: expected an integer, got "${values.seed}"`);
@@ -38,7 +40,10 @@ const SIZES = [
 
 if (!fs.existsSync(VAL)) throw new Error(`${VAL} is missing: run npm run train first`);
 const val = readRows(VAL).filter((r) => r.source === 'bipia' && r.role === 'document');
-const clean = val.filter((r) => r.label === 'benign').map((r) => r.text);
+const cleanFrom = values['clean-from'];
+const clean = (cleanFrom ? readRows(cleanFrom) : val)
+  .filter((r) => r.label === 'benign')
+  .map((r) => r.text);
 const injected = val.filter((r) => r.label !== 'benign').map((r) => r.text);
 if (clean.length < 20 || injected.length < 20)
   throw new Error(`${VAL}: too few BIPIA documents (${clean.length} clean, ${injected.length})`);
@@ -83,6 +88,7 @@ for (const size of SIZES) {
       role: 'document',
       source: `long:clean-${size.name}`,
     });
+  if (cleanFrom) continue;
   for (let i = 0; i < PER_SET; i++)
     out.push({
       text: joined(size.low, size.high, injectedUpTo(size.low / 2)),

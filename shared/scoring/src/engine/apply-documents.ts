@@ -4,19 +4,19 @@
  * injection head, calibrated on the calibration split's documents (`indirect` in the manifest),
  * replaces the static detector's score. The static document head reads imperative words; on the
  * validation split's held-out BIPIA attack types it caught 36.7% of injected documents and flagged
- * 19.5% of e-mails with instructions for their human reader, the default cascade 78.9% and 3.1%; on
+ * 19.5% of e-mails with instructions for their human reader, the default cascade 78.3% and 2.9%; on
  * a source neither model trained on, the encoder catches about what the static head does
  * (docs/detection-quality.md, "Documents read by the encoder"). Tool definitions stay with the
  * static detector: instructions to the model are what they are for.
  */
 import { calibratedIndirect, type EncoderOutput } from '../encoder/encoder.js';
-import { MAX_WINDOWS, modeOf, textWindows, type EncoderStage } from './apply-encoder.js';
+import { modeOf, textWindows, type EncoderStage } from './apply-encoder.js';
 import type { RequestAnalysis } from './evaluate-local.js';
 import { r3, type IndirectSource } from './local-evaluation.js';
 
 /**
- * Windows the encoder reads of a request's third-party texts, at most (about 20 KB of English,
- * some 0.4 s on one core): the texts past it, latest first, keep the static detector's score.
+ * Windows the encoder reads of a request's third-party texts, at most (about 16 KB of English,
+ * some 0.35 s on one core): the texts past it, latest first, keep the static detector's score.
  */
 export const MAX_DOCUMENT_WINDOWS = 40;
 
@@ -44,21 +44,24 @@ export interface DocumentRead {
 
 /**
  * The third-party texts of an analysed request the encoder reads, latest first, and how: a text
- * in windows (apply-encoder.ts `textWindows`); one too long for MAX_WINDOWS windows in as many as
- * it needs when the manifest has an `indirect_long` point and the request's windows left hold
- * them, else by windows of its opening and end. In the cascade, only texts whose static score
- * reaches `indirect.route_above`. `skipped`: texts routed but past MAX_DOCUMENT_WINDOWS.
+ * in windows (apply-encoder.ts `textWindows`), one too long for MAX_WINDOWS windows by windows of
+ * its opening and end; then, when the manifest has an `indirect_long` point, each such text
+ * (latest first) in every window it needs if the request's windows left hold them, so that a long
+ * text never takes the windows of the shorter ones beside it. In the cascade, only texts whose
+ * static score reaches `indirect.route_above`. `skipped`: texts routed but past
+ * MAX_DOCUMENT_WINDOWS; `cut`: long texts left at their opening and end for want of windows.
  */
 export function documentReads(
   an: RequestAnalysis,
   stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
   mode: 'cascade' | 'all',
-): { reads: DocumentRead[]; skipped: number } {
+): { reads: DocumentRead[]; skipped: number; cut: number } {
   const point = stage.manifest.indirect;
-  const reads: DocumentRead[] = [];
+  const reads: Array<DocumentRead & { text: string; decoded: boolean; opened: boolean }> = [];
   let windows = 0;
   let skipped = 0;
-  if (!point) return { reads, skipped };
+  let cut = 0;
+  if (!point) return { reads, skipped, cut };
   for (let index = an.thirdPartyTexts.length - 1; index >= 0; index--) {
     const tp = an.thirdPartyTexts[index];
     const source = an.indirectSources[index];
@@ -69,20 +72,14 @@ export function documentReads(
       skipped++;
       continue;
     }
-    const left = MAX_DOCUMENT_WINDOWS - windows;
-    // Cut once: up to MAX_WINDOWS windows, or, with a point for long documents, what is left.
-    const windowed = textWindows(
-      tp.text,
-      stage,
-      stage.manifest.indirect_long ? Math.max(MAX_WINDOWS, left) : MAX_WINDOWS,
-    );
+    const whole = textWindows(tp.text, stage);
     // A part too dense for MAX_WINDOWS windows itself is read as it is (by its opening and end).
     const part = (t: string) => textWindows(t, stage) ?? [t];
-    const texts = windowed ?? [
+    const texts = whole ?? [
       ...part(tp.text.slice(0, LONG_HEAD_CHARS)),
       ...part(tp.text.slice(-LONG_TAIL_CHARS)),
     ];
-    if (texts.length > left) {
+    if (windows + texts.length > MAX_DOCUMENT_WINDOWS) {
       skipped++;
       continue;
     }
@@ -90,11 +87,32 @@ export function documentReads(
     reads.push({
       index,
       texts,
-      complete: windowed !== null && !tp.decoded,
-      long: windowed !== null && windowed.length > MAX_WINDOWS,
+      complete: whole !== null && !tp.decoded,
+      long: false,
+      text: tp.text,
+      decoded: tp.decoded,
+      opened: whole === null,
     });
   }
-  return { reads, skipped };
+  if (stage.manifest.indirect_long)
+    for (const r of reads) {
+      if (!r.opened) continue;
+      // Its opening and end, or every window it needs with what is left.
+      const every = textWindows(r.text, stage, r.texts.length + MAX_DOCUMENT_WINDOWS - windows);
+      if (every === null) {
+        cut++;
+        continue;
+      }
+      windows += every.length - r.texts.length;
+      r.texts = every;
+      r.long = true;
+      r.complete = !r.decoded;
+    }
+  return {
+    reads: reads.map(({ index, texts, complete, long }) => ({ index, texts, complete, long })),
+    skipped,
+    cut,
+  };
 }
 
 /** What the encoder changes of a request's indirect-injection verdict (`encoderDocuments`). */
@@ -116,11 +134,20 @@ export async function encoderDocuments(
 ): Promise<DocumentVerdicts> {
   const mode = modeOf(an, stage);
   if (mode === 'off' || an.thirdPartyTexts.length === 0) return {};
-  const { reads, skipped } = documentReads(an, stage, mode);
-  const budgetNote =
-    skipped > 0
-      ? `${skipped} third-party text(s) past the encoder's ${MAX_DOCUMENT_WINDOWS} windows per request: the static detector answered for them`
-      : undefined;
+  const { reads, skipped, cut } = documentReads(an, stage, mode);
+  const notes = [
+    ...(skipped > 0
+      ? [
+          `${skipped} third-party text(s) past the encoder's ${MAX_DOCUMENT_WINDOWS} windows per request: the static detector answered for them`,
+        ]
+      : []),
+    ...(cut > 0
+      ? [
+          `${cut} long third-party text(s) read by their opening and end, more windows than the request had left (${MAX_DOCUMENT_WINDOWS} in all): the static score kept when higher`,
+        ]
+      : []),
+  ];
+  const budgetNote = notes.length > 0 ? notes.join('; ') : undefined;
   if (reads.length === 0) return budgetNote ? { note: budgetNote } : {};
   let out: EncoderOutput[];
   try {
