@@ -16,7 +16,7 @@ import { r3, type IndirectSource } from './local-evaluation.js';
 
 /**
  * Windows the encoder reads of a request's third-party texts, at most (about 16 KB of English,
- * some 0.35 s on one core): the texts past it, latest first, keep the static detector's score.
+ * a third of a second on one core): the texts past it, latest first, keep the static detector's score.
  */
 export const MAX_DOCUMENT_WINDOWS = 40;
 
@@ -119,7 +119,10 @@ export function documentReads(
 export interface DocumentVerdicts {
   /** `RequestAnalysis.indirectSources` with the encoder's scores for the texts it read. */
   sources?: IndirectSource[];
-  /** Texts left to the static detector (past the budget), or a failing encoder. */
+  /**
+   * Texts left to the static detector (past the budget), long texts left at their opening and end
+   * (too few windows left), or a failing encoder.
+   */
   note?: string;
 }
 
