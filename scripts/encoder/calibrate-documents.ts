@@ -21,6 +21,7 @@
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { documentReads } from '../../shared/scoring/src/engine/apply-documents.js';
+import type { RequestAnalysis } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
@@ -63,10 +64,13 @@ const stage = {
 
 const z: number[] = [];
 const statics: number[] = [];
+/** Each calibration document's analysis, read again below for the long point. */
+const analyses: RequestAnalysis[] = [];
 let windows = 0;
 const t0 = performance.now();
 for (const [i, r] of rows.entries()) {
   const an = toolResultAnalysis(r.text, deps);
+  analyses.push(an);
   statics.push(an.indirectSources[0]?.score ?? 0);
   const [read] = documentReads(an, stage, 'all').reads;
   const texts = read?.texts ?? [];
@@ -80,8 +84,8 @@ const seconds = Math.round((performance.now() - t0) / 1000);
 
 // Long documents read whole: every window, at a point of their own.
 const longStage = { ...stage, manifest: { ...stage.manifest, indirect_long: { b: 0 } } };
-const longTexts = [
-  ...rows.map((r) => ({ text: r.text, injected: r.y === 1 })),
+const longTexts: Array<{ text: string; injected: boolean; an?: RequestAnalysis }> = [
+  ...rows.map((r, i) => ({ text: r.text, injected: r.y === 1, an: analyses[i] })),
   ...joinedDocuments(
     rows.filter((r) => r.y === 0).map((r) => r.text),
     rows.filter((r) => r.y === 1).map((r) => r.text),
@@ -92,7 +96,8 @@ const longZ: Array<{ z: number; injected: boolean }> = [];
 let longWindows = 0;
 let tooLong = 0;
 for (const [i, d] of longTexts.entries()) {
-  const { reads, cut } = documentReads(toolResultAnalysis(d.text, deps), longStage, 'all');
+  const an = d.an ?? toolResultAnalysis(d.text, deps);
+  const { reads, cut } = documentReads(an, longStage, 'all');
   tooLong += cut;
   const [read] = reads;
   if (!read?.long) continue;

@@ -35,25 +35,24 @@ const stage = {
   manifest: loadEncoderManifest(defaultEncoderDir()),
   countTokens: wordPieceCounter(),
 };
-/** How the encoder reads a row as a tool result: 'short' (up to 8 windows), 'long' or 'cut'. */
-const readAs = (text: string): 'short' | 'long' | 'cut' => {
-  const { reads, cut } = documentReads(toolResultAnalysis(text, deps), stage, 'all');
-  return cut > 0 ? 'cut' : reads[0]?.long ? 'long' : 'short';
-};
-const rows = readRows(file);
+// Each row as a tool result, analysed once: its static score and how the encoder reads it, in up
+// to 8 windows ('short'), whole in more ('long') or by its opening and end ('cut').
+const rows = readRows(file).map((r) => {
+  const an = toolResultAnalysis(r.text, deps);
+  const { reads, cut } = documentReads(an, stage, 'all');
+  const way: 'short' | 'long' | 'cut' = cut > 0 ? 'cut' : reads[0]?.long ? 'long' : 'short';
+  return { source: r.source, score: an.indirectSources[0]?.score ?? 0, way };
+});
 const pct = (k: number, n: number) => `${((100 * k) / n).toFixed(1)}%`;
 const sizes = [...new Set(rows.map((r) => /^long:(?:clean|injected)-(.+)$/.exec(r.source)?.[1]))];
 for (const size of sizes) {
   if (size === undefined) continue;
-  const scores = (set: string) =>
-    rows
-      .filter((r) => r.source === set)
-      .map((r) => toolResultAnalysis(r.text, deps).indirectSources[0]?.score ?? 0);
+  const scores = (set: string) => rows.filter((r) => r.source === set).map((r) => r.score);
   const clean = scores(`long:clean-${size}`).sort((p, q) => q - p);
   const injected = scores(`long:injected-${size}`);
   const ways = (set: string) => {
     const n = { short: 0, long: 0, cut: 0 };
-    for (const r of rows) if (r.source === set) n[readAs(r.text)]++;
+    for (const r of rows) if (r.source === set) n[r.way]++;
     return `${n.short} in up to 8 windows, ${n.long} whole in more, ${n.cut} by opening and end`;
   };
   console.log(

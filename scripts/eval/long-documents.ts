@@ -46,7 +46,9 @@ const clean = (cleanFrom ? readRows(cleanFrom) : val)
   .map((r) => r.text);
 const injected = val.filter((r) => r.label !== 'benign').map((r) => r.text);
 if (clean.length < 20 || injected.length < 20)
-  throw new Error(`${VAL}: too few BIPIA documents (${clean.length} clean, ${injected.length})`);
+  throw new Error(
+    `too few documents: ${clean.length} clean (${cleanFrom ?? VAL}), ${injected.length} injected BIPIA ones (${VAL})`,
+  );
 
 const rand = seeded(SEED);
 

@@ -10,13 +10,14 @@
  * static detector: instructions to the model are what they are for.
  */
 import { calibratedIndirect, type EncoderOutput } from '../encoder/encoder.js';
-import { modeOf, textWindows, type EncoderStage } from './apply-encoder.js';
+import { MAX_WINDOWS, modeOf, textWindows, type EncoderStage } from './apply-encoder.js';
 import type { RequestAnalysis } from './evaluate-local.js';
 import { r3, type IndirectSource } from './local-evaluation.js';
 
 /**
- * Windows the encoder reads of a request's third-party texts, at most (about 16 KB of English,
- * a third of a second on one core): the texts past it, latest first, keep the static detector's score.
+ * Windows the encoder reads of a request's third-party texts, at most (about 16 KB of English, a
+ * third of a second on one core): the texts past it, latest first, keep the static detector's
+ * score.
  */
 export const MAX_DOCUMENT_WINDOWS = 40;
 
@@ -57,11 +58,15 @@ export function documentReads(
   mode: 'cascade' | 'all',
 ): { reads: DocumentRead[]; skipped: number; cut: number } {
   const point = stage.manifest.indirect;
-  const reads: Array<DocumentRead & { text: string; decoded: boolean; opened: boolean }> = [];
+  // `opened`: read by its opening and end; `every`: then all its windows, when at most `cap`.
+  const reads: Array<DocumentRead & { decoded: boolean; opened: boolean; every: string[] | null }> =
+    [];
   let windows = 0;
   let skipped = 0;
   let cut = 0;
   if (!point) return { reads, skipped, cut };
+  // Cut once: with a point for long documents as far as a whole request's windows.
+  const cap = stage.manifest.indirect_long ? MAX_DOCUMENT_WINDOWS : MAX_WINDOWS;
   for (let index = an.thirdPartyTexts.length - 1; index >= 0; index--) {
     const tp = an.thirdPartyTexts[index];
     const source = an.indirectSources[index];
@@ -72,7 +77,8 @@ export function documentReads(
       skipped++;
       continue;
     }
-    const whole = textWindows(tp.text, stage);
+    const windowed = textWindows(tp.text, stage, cap);
+    const whole = windowed !== null && windowed.length <= MAX_WINDOWS ? windowed : null;
     // A part too dense for MAX_WINDOWS windows itself is read as it is (by its opening and end).
     const part = (t: string) => textWindows(t, stage) ?? [t];
     const texts = whole ?? [
@@ -89,22 +95,21 @@ export function documentReads(
       texts,
       complete: whole !== null && !tp.decoded,
       long: false,
-      text: tp.text,
       decoded: tp.decoded,
       opened: whole === null,
+      every: whole === null ? windowed : null,
     });
   }
   if (stage.manifest.indirect_long)
     for (const r of reads) {
       if (!r.opened) continue;
-      // Its opening and end, or every window it needs with what is left.
-      const every = textWindows(r.text, stage, r.texts.length + MAX_DOCUMENT_WINDOWS - windows);
-      if (every === null) {
+      // Its opening and end, or every window it needs if what is left holds them.
+      if (r.every === null || windows + r.every.length - r.texts.length > MAX_DOCUMENT_WINDOWS) {
         cut++;
         continue;
       }
-      windows += every.length - r.texts.length;
-      r.texts = every;
+      windows += r.every.length - r.texts.length;
+      r.texts = r.every;
       r.long = true;
       r.complete = !r.decoded;
     }
