@@ -26,6 +26,7 @@ import { englishGate } from '@guard/scoring/multilingual/gate';
 import { loadMultilingualManifest } from '@guard/scoring/multilingual/reader';
 import { createDefaultEngine, createLocalEngine, type ScoreRequest } from '@guard/scoring';
 import {
+  answerMessages,
   answerToHarmfulRequest,
   decidedByEncoder,
   presetScoreFields,
@@ -53,13 +54,14 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
   });
   // The same engine with the jailbreak encoder stage, in each mode (async path, as served).
   // `as`: the text as the user's text, as a tool result after a short request (what the encoder
-  // reads in windows for indirect injection), or as the answer to a harmful request (whose
-  // compliance the encoder reads too, apply-answer.ts).
+  // reads in windows for indirect injection), as the answer to a harmful request (whose
+  // compliance the encoder reads too, apply-answer.ts), or as an answer after a neutral request
+  // (whose own harm the encoder reads when its static harm reaches `answer_harm.route_above`).
   const withEncoder = (
     mode: 'off' | 'cascade' | 'all',
     dir?: string,
     multilingual = true,
-    as: 'user text' | 'tool result' | 'answer to a harmful request' = 'user text',
+    as: 'user text' | 'tool result' | 'answer to a harmful request' | 'answer' = 'user text',
   ): BenchCase => {
     const e = createDefaultEngine({
       encoder: { mode, ...(dir ? { dir } : {}), multilingual, cache: 0 },
@@ -69,7 +71,9 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
         ? toolResultMessages(t)
         : as === 'user text'
           ? [{ role: 'user', content: t }]
-          : answerToHarmfulRequest(t);
+          : as === 'answer'
+            ? answerMessages(t)
+            : answerToHarmfulRequest(t);
     return {
       name: `engine + encoder ${mode}, Basic Content Safety (${as}${dir ? `; encoder of ${dir}` : ''}${multilingual ? '' : '; multilingual reader off'})`,
       run: async (t) => decidedByEncoder(await e.score(request(messages(t)))),
@@ -101,6 +105,9 @@ export async function benchCases(encoderDir?: string): Promise<BenchCase[]> {
     ...(encoderDir
       ? [withEncoder('cascade', encoderDir, true, 'answer to a harmful request')]
       : []),
+    withEncoder('off', undefined, true, 'answer'),
+    withEncoder('cascade', undefined, true, 'answer'),
+    ...(encoderDir ? [withEncoder('cascade', encoderDir, true, 'answer')] : []),
     {
       name: 'engine + encoder cascade, Basic Content Safety + 3 custom rules by meaning',
       run: async (t) => {

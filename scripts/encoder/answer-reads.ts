@@ -1,29 +1,32 @@
 /**
- * Answers read as the engine's output phase reads them, for calibrate-answers.ts and
- * `npm run eval:answers`: each after a neutral user turn, normalised, under the preset's harm
- * rules, through `analyseRequest` and apply-answer.ts `answerRead` (mode all), so that what the
- * point is set on and what is reported are what is served.
+ * Answers read as the engine's output phase reads them, for calibrate-answers.ts,
+ * calibrate-answer-harm.ts and `npm run eval:answers`: each after a neutral user turn, normalised,
+ * under the preset's harm rules, through `analyseRequest` and apply-answer.ts `answerRead` (for
+ * compliance) or `readableAnswer` (for the answer's own harm), mode all, so that what the point is
+ * set on and what is reported are what is served.
  */
-import { answerRead } from '../../shared/scoring/src/engine/apply-answer.js';
+import { answerRead, readableAnswer } from '../../shared/scoring/src/engine/apply-answer.js';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import type { Encoder, EncoderOutput } from '../../shared/scoring/src/encoder/encoder.js';
 import type { Detectors } from '../../shared/scoring/src/detectors.js';
 import { answerMessages, presetScoreFields } from '../../shared/testing/src/score-request.js';
 
-/** The static detector's compliance and the encoder's output for one answer. */
+/** The static detector's compliance (or own harm) and the encoder's output for one answer. */
 export interface AnswerRead {
   staticScore: number;
   out: EncoderOutput | undefined;
 }
 
 /**
- * A reader of answers with `detectors` and `encoder`: null for an answer the engine would not
- * read (a decoded payload in it keeps the static compliance).
+ * A reader of answers with `detectors` and `encoder`, for their compliance or (`what` harm) their
+ * own harm: null for an answer the engine would not read (a decoded payload in it keeps the static
+ * score).
  */
 export async function answerReader(
   detectors: Detectors,
   encoder: Encoder,
+  what: 'compliance' | 'harm' = 'compliance',
 ): Promise<(text: string) => Promise<AnswerRead | null>> {
   const deps = { detectors, compile: createPolicyCompiler() };
   // The preset's harm rules: the output phase reads an answer's compliance for policies with some.
@@ -33,8 +36,8 @@ export async function answerReader(
       { messages: answerMessages(text), ...preset, reasoning_mode: 'off' },
       deps,
     );
-    const item = answerRead(an, 'all');
-    const staticScore = an.outputContext?.compliance;
+    const item = what === 'harm' ? readableAnswer(an) : answerRead(an, 'all');
+    const staticScore = what === 'harm' ? an.checkedHarm?.any.score : an.outputContext?.compliance;
     if (!item || staticScore === undefined) return null;
     const [out] = await encoder.encode([item]);
     return { staticScore, out };

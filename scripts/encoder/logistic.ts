@@ -27,10 +27,29 @@ export function fitLogistic(x: number[][], y: number[]): number[] {
     });
     h.forEach((r, a) => (r[a] = (r[a] ?? 0) + 1e-6));
     const step = solve(h, g);
-    step.forEach((v, a) => (w[a] = (w[a] ?? 0) - v));
-    if (step.reduce((s, v) => s + Math.abs(v), 0) < 1e-9) break;
+    // Damped: a full Newton step from saturated scores can overshoot and diverge (measured on
+    // answers' harm logits of +-16); halve it until the loss does not rise. Where the full step
+    // lowers the loss, as near the optimum, it is taken as it is.
+    const before = logLoss(x, y, w);
+    let t = 1;
+    const tried = (tt: number) => w.map((v, a) => v - tt * (step[a] ?? 0));
+    while (t > 1e-6 && logLoss(x, y, tried(t)) > before) t /= 2;
+    tried(t).forEach((v, a) => (w[a] = v));
+    if (t * step.reduce((s, v) => s + Math.abs(v), 0) < 1e-9) break;
   }
   return w;
+}
+
+/** The summed log loss of weights `w` (then the intercept) on rows `x` with labels `y`. */
+function logLoss(x: number[][], y: number[], w: number[]): number {
+  let loss = 0;
+  x.forEach((row, i) => {
+    const z = row.reduce((s, v, j) => s + v * (w[j] ?? 0), w[row.length] ?? 0);
+    const m = (y[i] ?? 0) === 1 ? -z : z;
+    // log(1 + e^m), stable for large |m|.
+    loss += m > 0 ? m + Math.log1p(Math.exp(-m)) : Math.log1p(Math.exp(m));
+  });
+  return loss;
 }
 
 /** Solves m v = r by Gaussian elimination with partial pivoting (m is small and well posed). */

@@ -84,6 +84,7 @@ if [ "$STEP" = product ]; then
     node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     node --conditions=source --import tsx "$HERE/train-comply-meaning.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     node --conditions=source --import tsx "$HERE/calibrate-answers.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
+    node --conditions=source --import tsx "$HERE/calibrate-answer-harm.ts" "$texts" "$enc" "$STATIC/$fold/model" >> "$enc/calibrate.log"
     sources=$(cd $HERE && "../../$PY" -c "import loso; print(' '.join(s for s in loso.FOLDS['$fold'] if s in loso.HARM_PROMPT_SOURCES))")
     for src in $sources; do
       [ -f ".cache/guard-loso/monitor/$src.jsonl" ] || npm run -s eval:loso-monitor -- --sources "$src" > /dev/null

@@ -22,7 +22,8 @@
 #      when it is not installed),
 #      and how far an answer goes along with its request, read by both models (calibrate-answers.ts)
 #      with the compliance head on the answer's embedding fitted first on the *train* split
-#      (train-comply-meaning.ts, ~2 min)
+#      (train-comply-meaning.ts, ~2 min), and the harm of an answer on its own text, read by both
+#      models (calibrate-answer-harm.ts, ~20 s)
 #   5. model.int8.onnx + encoder.json copied to shared/scoring/models/encoder/ ($GUARD_ENCODER_DEST
 #      to write them elsewhere, e.g. to compare a retrained model with the shipped one)
 # Retraining the static detectors moves the cascade's routing point: run this again after
@@ -55,6 +56,7 @@ node --conditions=source --import tsx "$HERE/calibrate-harm-parts.ts" "$BUILD/tr
 node --conditions=source --import tsx "$HERE/calibrate-harm-topics.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/train-comply-meaning.ts" "$BUILD/train-texts.jsonl" "$OUT"
 node --conditions=source --import tsx "$HERE/calibrate-answers.ts" "$BUILD/train-texts.jsonl" "$OUT"
+node --conditions=source --import tsx "$HERE/calibrate-answer-harm.ts" "$BUILD/train-texts.jsonl" "$OUT"
 mkdir -p "$DEST"
 cp "$OUT/model.int8.onnx" "$OUT/encoder.json" "$DEST/"
 echo "wrote $DEST/model.int8.onnx and $DEST/encoder.json in ${SECONDS}s"

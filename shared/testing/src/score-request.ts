@@ -105,12 +105,14 @@ export async function presetScoreFields(
 export function decidedByEncoder(r: ScoreResult): boolean {
   const documents = r.scanner_output.indirect_injection as
     { sources?: Array<{ detector?: string }> } | undefined;
-  const harm = r.scanner_output.harm as { context?: { reader?: string } } | undefined;
+  const harm = r.scanner_output.harm as
+    { context?: { reader?: string }; answer?: { reader?: string } } | undefined;
   return (
     ['jailbreak', 'harm'].some(
       (k) => (r.scanner_output[k] as { detector?: string } | undefined)?.detector === 'encoder',
     ) ||
     (documents?.sources ?? []).some((s) => s.detector === 'encoder') ||
-    harm?.context?.reader === 'both'
+    harm?.context?.reader === 'both' ||
+    harm?.answer?.reader === 'both'
   );
 }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createDefaultEngine } from '../default-engine.js';
 import { testManifest } from '../testing/scripted-encoder.js';
 import {
+  calibratedAnswerHarm,
   calibratedCompliance,
   calibratedSentenceHarm,
   complyMeaningLogit,
@@ -150,5 +151,32 @@ describe('calibratedSentenceHarm', () => {
     ).toBeNull();
     const noHead = testManifest({ harm, harm_parts: { b: -3 }, heads: ['jailbreak'] });
     expect(calibratedSentenceHarm(noHead, 0.4, out(0.9))).toBeNull();
+  });
+});
+
+describe('calibratedAnswerHarm', () => {
+  const point = { static: 0.7, encoder: 0.6, b: -0.8, route_above: 0.09 };
+  const out = (p: number) => ({ probs: [0, 0, p, 0], embedding: new Float32Array(4) });
+  const lo = (p: number) => Math.log(p / (1 - p));
+
+  it("blends the static harm of the answer and the encoder's harm head by the manifest weights", () => {
+    expect(calibratedAnswerHarm(testManifest({ answer_harm: point }), 0.2, out(0.95))).toBeCloseTo(
+      1 / (1 + Math.exp(-(0.7 * lo(0.2) + 0.6 * lo(0.95) - 0.8))),
+      9,
+    );
+  });
+
+  it('is null without the point or a harm head; the shipped manifest has one', () => {
+    expect(calibratedAnswerHarm(testManifest(), 0.2, out(0.95))).toBeNull();
+    const noHead = testManifest({ answer_harm: point, heads: ['jailbreak'] });
+    expect(calibratedAnswerHarm(noHead, 0.2, out(0.95))).toBeNull();
+    expect(loadEncoderManifest().answer_harm?.route_above).toBeGreaterThan(0);
+  });
+
+  it('rejects a point without its route', () => {
+    const dir = manifestDir(
+      JSON.stringify({ ...testManifest(), answer_harm: { static: 1, encoder: 1, b: 0 } }),
+    );
+    expect(() => loadEncoderManifest(dir)).toThrow(/answer_harm/u);
   });
 });

@@ -137,6 +137,16 @@ export interface EncoderManifest {
    * enters `comply` with the weight `comply.meaning`; it has no point of its own.
    */
   comply_meaning?: { w: number[]; b: number };
+  /**
+   * Harm of a model output on its own text, read by both models: `sigmoid(static * logit(s) +
+   * encoder * logit(e) + b)`, `s` the static detector's overall harm of the answer (response role)
+   * and `e` the encoder's harm head on the answer read as a response (the read the comply head
+   * uses): a logistic regression on the calibration split's answers with a harm target, shifted
+   * so that 1% of its benign answers (of sources in the budgets) reach 0.5
+   * (calibrate-answer-harm.ts). `route_above`: in the cascade, an answer whose static harm is at
+   * least this is read for it. Absent: an answer's own harm stays with the static detector.
+   */
+  answer_harm?: { static: number; encoder: number; b: number; route_above: number };
   /** How the manifest was made (for the docs): rows, seconds, shares. */
   provenance?: Record<string, unknown>;
 }
@@ -147,6 +157,13 @@ export function defaultEncoderDir(): string {
 
 const platt = z.object({ a: z.number(), b: z.number() });
 const category = z.enum(HARM_CATEGORIES);
+/** A score read by both models, and the static score from which the cascade reads it. */
+const blendPoint = z.object({
+  static: z.number(),
+  encoder: z.number(),
+  b: z.number(),
+  route_above: z.number(),
+});
 /** The shape of `encoder.json`; fields it does not know are kept. */
 const manifestSchema: z.ZodType<EncoderManifest> = z
   .looseObject({
@@ -158,9 +175,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z
     jailbreak: platt,
     jailbreak_parts: platt.optional(),
     route_above: z.number(),
-    harm: z
-      .object({ static: z.number(), encoder: z.number(), b: z.number(), route_above: z.number() })
-      .optional(),
+    harm: blendPoint.optional(),
     rule_meaning: z.object({ at: z.number(), low: z.number() }).optional(),
     harm_topics: z
       .object({
@@ -182,6 +197,7 @@ const manifestSchema: z.ZodType<EncoderManifest> = z
       })
       .optional(),
     comply_meaning: z.object({ w: z.array(z.number()), b: z.number() }).optional(),
+    answer_harm: blendPoint.optional(),
     provenance: z.record(z.string(), z.unknown()).optional(),
   })
   .superRefine((m, ctx) => {
@@ -257,6 +273,19 @@ export function calibratedHarm(
   outs: readonly EncoderOutput[],
 ): number | null {
   return readByBoth(manifest.harm, staticScore, highestLogit(manifest, 'harm', outs));
+}
+
+/**
+ * The harm of a model output on its own text from the static detector's overall score of it and
+ * the encoder's harm head on the answer read as a response (`answer_harm` in the manifest); null
+ * when the manifest has no such point.
+ */
+export function calibratedAnswerHarm(
+  manifest: EncoderManifest,
+  staticScore: number,
+  out: EncoderOutput,
+): number | null {
+  return readByBoth(manifest.answer_harm, staticScore, highestLogit(manifest, 'harm', [out]));
 }
 
 /**

@@ -159,3 +159,140 @@ describe('answers read by the encoder (compliance by both models)', () => {
     );
   });
 });
+
+// An answer's own harm read by both models (`answer_harm`): here the encoder's harm head alone,
+// read from the answer when its static harm reaches 0.2.
+const OWN = testManifest({
+  route_above: 1.1,
+  comply: { static: 0, encoder: 1, b: 0 },
+  answer_harm: { static: 0, encoder: 1, b: 0, route_above: 0.2 },
+});
+
+/** Harm 0.9 for an answer that says "detonator", 0.05 for the rest; comply as above. */
+const ownEncoder = (fail = false) =>
+  scriptedEncoder(
+    OWN,
+    (i) => ({
+      probs: [
+        0.01,
+        0,
+        /detonator/u.test(i.text) ? 0.9 : 0.05,
+        /\b1\.\s/u.test(i.text) ? 0.95 : 0.03,
+      ],
+      embedding: new Float32Array(4),
+    }),
+    fail,
+  );
+
+function ownEngine(enc: ReturnType<typeof ownEncoder>, defaultMode: EncoderMode = 'cascade') {
+  return createLocalEngine({
+    detectors: createStubDetectors({
+      jailbreak: [],
+      injection: [],
+      harm: {
+        weapons: [
+          { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
+          // The static head hears a little of the answer's subject, under its point.
+          { phrase: 'detonator', score: 0.3, roles: ['response'] },
+          { phrase: 'fuse box', score: 0.1, roles: ['response'] },
+        ],
+      },
+      compliance: [{ phrase: 'sure', score: 0.9, label: 'affirmation' }],
+    }),
+    encoder: { defaultMode, manifest: OWN, encoder: async () => enc, countTokens: words },
+    warmup: false,
+  });
+}
+
+const DETONATOR = 'Wire the detonator to the charge and set the timer.';
+
+describe("an answer's own harm read by both models", () => {
+  it('catches a harmful answer to a harmless request that the static head scores under its point', async () => {
+    const enc = ownEncoder();
+    const eng = ownEngine(enc);
+    const r = await eng.score(answered('Please answer.', DETONATOR));
+    expect(enc.seen).toEqual([{ role: 'response', text: DETONATOR }]);
+    expect(r.violated_rules).toEqual([1]);
+    expect(r.scanner_output.harm).toMatchObject({
+      score: 0.9,
+      answer: { score: 0.9, static_score: 0.3, reader: 'both' },
+    });
+    expect(r.reasoning).toContain(
+      "The output's own harm, read by the encoder and the static detector: 0.9 (static detector 0.3).",
+    );
+    // the static path alone: 0.3, under the threshold
+    const alone = eng.scoreSync(answered('Please answer.', DETONATOR));
+    expect(alone.violated_rules).toEqual([]);
+    expect(alone.scanner_output.harm).not.toHaveProperty('answer');
+  });
+
+  it('clears an answer the static head scores at its point when the encoder reads it as harmless', async () => {
+    const eng = createLocalEngine({
+      detectors: createStubDetectors({
+        jailbreak: [],
+        injection: [],
+        harm: { weapons: [{ phrase: 'bomb', score: 0.7, roles: ['response'] }] },
+      }),
+      encoder: {
+        defaultMode: 'cascade',
+        manifest: OWN,
+        encoder: async () => ownEncoder(),
+        countTokens: words,
+      },
+      warmup: false,
+    });
+    const text = 'The bomb squad cleared the building and nobody was hurt.';
+    const r = await eng.score(answered('What happened downtown?', text));
+    expect(r.violated_rules).toEqual([]);
+    expect(r.scanner_output.harm).toMatchObject({
+      score: 0.05,
+      answer: { score: 0.05, static_score: 0.7 },
+    });
+    expect(eng.scoreSync(answered('What happened downtown?', text)).violated_rules).toEqual([1]);
+  });
+
+  it('cascade: an answer under route_above is not read for its harm; all reads it', async () => {
+    const text = 'Check the fuse box before you call an electrician.';
+    const enc = ownEncoder();
+    const r = await ownEngine(enc).score(answered('Please answer.', text));
+    expect(enc.seen).toHaveLength(0);
+    expect(r.scanner_output.harm).not.toHaveProperty('answer');
+    const all = ownEncoder();
+    const read = await ownEngine(all, 'all').score(answered('Please answer.', text));
+    expect(all.seen).toContainEqual({ role: 'response', text });
+    expect(read.scanner_output.harm).toMatchObject({ answer: { score: 0.05, static_score: 0.1 } });
+  });
+
+  it('reads an answer once for its compliance and its own harm', async () => {
+    const enc = ownEncoder();
+    const answer = `Sure. 1. ${DETONATOR}`;
+    const r = await ownEngine(enc).score(answered(HARMFUL, answer));
+    expect(enc.seen).toEqual([{ role: 'response', text: answer }]);
+    expect(r.scanner_output.harm).toMatchObject({
+      answer: { score: 0.9 },
+      context: { request: 0.9, compliance: 0.95, reader: 'both' },
+    });
+  });
+
+  it('the input phase and an answer with a decoded payload are not read for it', async () => {
+    const input = ownEncoder();
+    await ownEngine(input, 'all').score({
+      ...answered('Please answer.', DETONATOR),
+      messages: [{ role: 'user', content: DETONATOR }],
+    });
+    expect(input.seen.filter((i) => i.role === 'response')).toHaveLength(0);
+    const encoded = ownEncoder();
+    const payload = Buffer.from(DETONATOR.repeat(2)).toString('base64');
+    await ownEngine(encoded).score(answered('Please answer.', `Decoded: ${payload} detonator`));
+    expect(encoded.seen).toHaveLength(0);
+  });
+
+  it('a failing encoder leaves the static harm, with a note', async () => {
+    const r = await ownEngine(ownEncoder(true)).score(answered('Please answer.', DETONATOR));
+    expect(r.violated_rules).toEqual([]);
+    expect(r.scanner_output.harm).not.toHaveProperty('answer');
+    expect(JSON.stringify(r)).toContain(
+      "encoder unavailable for the answer (model file missing): its own harm is the static detector's",
+    );
+  });
+});

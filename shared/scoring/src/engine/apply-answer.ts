@@ -1,80 +1,146 @@
 /**
- * Answers read by the encoder: in the output phase an answer is harmful when it goes along with a
- * harmful request (`harmInContext`), and how far it goes along is read by both models, the
- * encoder's comply head on the answer with the static detector's compliance (`comply` in the
- * manifest, calibrate-answers.ts). The static head reads refusal and going-along phrases; the
- * two together rank jailbroken models' answers better than either alone
- * (docs/detection-quality.md, "Answers read by the encoder").
+ * Answers read by the encoder, in the output phase, two ways from one read (the answer as a
+ * response: its first 96 and last 30 tokens):
  *
- * Compliance only matters when the request is harmful enough: the context score is
- * min(request harm, compliance), so the cascade reads the answer only when the request's harm
- * (as the encoder stage read it) reaches the policy's violation threshold; `all` reads every
- * answer the static path judged in context.
+ * - **In context**: an answer is harmful when it goes along with a harmful request
+ *   (`harmInContext`), and how far it goes along is read by both models, the encoder's comply head
+ *   on the answer with the static detector's compliance (`comply` in the manifest,
+ *   calibrate-answers.ts). The static head reads refusal and going-along phrases; the two together
+ *   rank jailbroken models' answers better than either alone (docs/detection-quality.md, "Answers
+ *   read by the encoder"). Compliance only matters when the request is harmful enough: the context
+ *   score is min(request harm, compliance), so the cascade reads it only when the request's harm
+ *   (as the encoder stage read it) reaches the policy's violation threshold.
+ * - **On its own**: the answer's own harm, the static detector's overall score blended with the
+ *   encoder's harm head on the answer (`answer_harm`, calibrate-answer-harm.ts), whatever the
+ *   request; the cascade reads it only when the static score reaches the point's `route_above`
+ *   (docs/detection-quality.md, "An answer's own harm read by both models").
+ *
+ * `all` reads every answer for both.
  */
-import { calibratedCompliance, type EncoderItem } from '../encoder/encoder.js';
+import {
+  calibratedAnswerHarm,
+  calibratedCompliance,
+  type EncoderItem,
+  type EncoderManifest,
+} from '../encoder/encoder.js';
 import type { Detectors } from '../detectors.js';
-import { modeOf, type EncoderStage } from './apply-encoder.js';
+import { modeOf, withOverall, type EncoderStage } from './apply-encoder.js';
 import type { RequestAnalysis } from './evaluate-local.js';
 import { harmInContext } from './text-analysis.js';
 
 /**
- * What the encoder reads of an analysed request's answer for compliance, in `mode`: none on input,
- * without the static path's judgement in context (no compliance detector, nothing checked), for a
- * policy without harm rules (nothing reads the answer's harm), for an answer with a decoded
- * payload (the static score over every view stands), or, in the cascade, when the request's harm
- * is under the violation threshold.
+ * The answer of an analysed request as the encoder reads it: none on input, for a policy without
+ * harm rules (nothing reads the answer's harm), for an answer with a decoded payload (the static
+ * scores over every view stand) or an empty one.
  */
-export function answerRead(an: RequestAnalysis, mode: 'cascade' | 'all'): EncoderItem | null {
-  const ctx = an.outputContext;
-  if (an.parts.phase === 'input' || !ctx || !an.policy.readsHarm) return null;
+export function readableAnswer(an: RequestAnalysis): EncoderItem | null {
+  if (an.parts.phase === 'input' || !an.policy.readsHarm) return null;
   if (an.checkedAn.norm.variants.length > 0) return null;
   const text = an.checkedAn.norm.canonical;
-  if (!/\S/u.test(text)) return null;
-  if (mode === 'cascade' && ctx.request < an.thresholds.violation) return null;
-  return { role: 'response', text };
+  return /\S/u.test(text) ? { role: 'response', text } : null;
 }
 
 /**
- * The answer's compliance read by both models (`calibratedCompliance`), when the manifest has a
- * `comply` point and the request's mode and `answerRead` say so; a failing encoder returns the
- * `note` to add instead (the static compliance stands).
+ * What the encoder reads of an analysed request's answer for compliance, in `mode`: the answer
+ * (`readableAnswer`) when the static path judged it in context (a compliance detector, a request)
+ * and, in the cascade, the request's harm reaches the violation threshold.
  */
-export async function encoderCompliance(
+export function answerRead(an: RequestAnalysis, mode: 'cascade' | 'all'): EncoderItem | null {
+  const ctx = an.outputContext;
+  if (!ctx || (mode === 'cascade' && ctx.request < an.thresholds.violation)) return null;
+  return readableAnswer(an);
+}
+
+/**
+ * What the encoder reads of an analysed request's answer for its own harm, in `mode`, at `point`
+ * (`answer_harm`): the answer (`readableAnswer`) when the static detector scored its harm and, in
+ * the cascade, that score reaches `point.route_above`.
+ */
+export function answerHarmRead(
+  an: RequestAnalysis,
+  point: EncoderManifest['answer_harm'],
+  mode: 'cascade' | 'all',
+): EncoderItem | null {
+  const own = an.checkedHarm;
+  if (!point || !own || (mode === 'cascade' && own.any.score < point.route_above)) return null;
+  return readableAnswer(an);
+}
+
+/** What the encoder read of an answer: its compliance and its own harm, each when it was read. */
+export interface AnswerVerdicts {
+  compliance?: number;
+  harm?: number;
+  note?: string;
+}
+
+/**
+ * The answer's compliance (`calibratedCompliance`) and its own harm (`calibratedAnswerHarm`) read
+ * by both models, each when the manifest has its point and `answerRead` / `answerHarmRead` say so
+ * in the request's mode, from one read; a failing encoder returns the `note` to add instead (the
+ * static scores stand).
+ */
+export async function encoderAnswer(
   an: RequestAnalysis,
   stage: EncoderStage,
   signal?: AbortSignal,
-): Promise<{ compliance?: number; note?: string }> {
+): Promise<AnswerVerdicts> {
   const mode = modeOf(an, stage);
-  const ctx = an.outputContext;
-  if (!stage.manifest.comply || mode === 'off' || !ctx) return {};
-  const item = answerRead(an, mode);
+  if (mode === 'off' || an.parts.phase === 'input') return {};
+  const { manifest } = stage;
+  const comply = manifest.comply && an.outputContext ? answerRead(an, mode) : null;
+  const own = answerHarmRead(an, manifest.answer_harm, mode);
+  const item = comply ?? own;
   if (!item) return {};
   try {
     const [out] = await (await stage.encoder()).encode([item], signal);
     if (!out) throw new Error('encoder answered for fewer texts than asked');
-    const compliance = calibratedCompliance(stage.manifest, ctx.compliance, out);
-    return compliance === null ? {} : { compliance };
+    const compliance =
+      comply && an.outputContext
+        ? calibratedCompliance(manifest, an.outputContext.compliance, out)
+        : null;
+    const harm =
+      own && an.checkedHarm ? calibratedAnswerHarm(manifest, an.checkedHarm.any.score, out) : null;
+    return {
+      ...(compliance !== null ? { compliance } : {}),
+      ...(harm !== null ? { harm } : {}),
+    };
   } catch (e) {
     if (signal?.aborted) throw e;
+    const what = [...(comply ? ['compliance'] : []), ...(own ? ['own harm'] : [])].join(' and ');
     return {
-      note: `encoder unavailable for the answer (${e instanceof Error ? e.message : String(e)}): its compliance is the static detector's`,
+      note: `encoder unavailable for the answer (${e instanceof Error ? e.message : String(e)}): its ${what} ${comply && own ? 'are' : 'is'} the static detector's`,
     };
   }
 }
 
-/** `an` with its answer judged in context on `compliance` (`encoderCompliance`), when there is one. */
-export function withCompliance(
+/**
+ * `an` with what the encoder read of its answer (`encoderAnswer`): its own harm replaced by the
+ * score read by both models (no category above it), then judged in context on the compliance read by both, when there
+ * are such.
+ */
+export function withAnswer(
   an: RequestAnalysis,
   detectors: Detectors,
-  compliance: number | undefined,
+  read: Pick<AnswerVerdicts, 'compliance' | 'harm'>,
 ): RequestAnalysis {
-  if (compliance === undefined) return an;
+  if (read.compliance === undefined && read.harm === undefined) return an;
+  const before = an.checkedHarm;
+  // As a request's harm read by both: the overall score replaced, no category above it.
+  const own = read.harm === undefined || !before ? before : withOverall(before, read.harm, false);
   const { harm, context } = harmInContext(
     detectors,
-    an.checkedHarm,
+    own,
     an.requestHarm,
     an.checkedAn,
-    compliance,
+    read.compliance,
   );
-  return { ...an, harm, outputContext: context };
+  return {
+    ...an,
+    checkedHarm: own,
+    harm,
+    outputContext: context,
+    ...(read.harm !== undefined && before
+      ? { answerHarm: { static: before.any.score, score: read.harm } }
+      : {}),
+  };
 }

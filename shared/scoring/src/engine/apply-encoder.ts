@@ -471,7 +471,7 @@ export function harmTarget(an: RequestAnalysis): { harm: HarmOutput; latest?: st
  * harmful requests caught 44.8% instead of 19.0%, but benign rows flagged 4.8% instead of 1.3%
  * (ordinary one-sentence requests 6.0%, held-out languages 7.4%; docs/detection-quality.md).
  */
-function withOverall(h: HarmOutput, any: number, adds: boolean): HarmOutput {
+export function withOverall(h: HarmOutput, any: number, adds: boolean): HarmOutput {
   if (adds) return { ...h, any: { ...h.any, score: Math.max(h.any.score, any) } };
   const categories = { ...h.categories };
   for (const c of HARM_CATEGORIES)

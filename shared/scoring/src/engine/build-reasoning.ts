@@ -22,6 +22,11 @@ export function buildReasoning(
     lines.push(
       `The output answers a request scored harmful (${r3(oc.request)}) and goes along with it (compliance ${r3(oc.compliance)}${oc.reader === 'both' ? ', read by the encoder and the static detector' : ''}): harm in context ${r3(oc.score)}.`,
     );
+  const own = ev.answerHarm;
+  if (own && own.score >= t.violation)
+    lines.push(
+      `The output's own harm, read by the encoder and the static detector: ${r3(own.score)} (static detector ${r3(own.static)}).`,
+    );
   const violated = rules.filter((r) => r.violated);
   for (const r of violated) {
     lines.push(

@@ -166,6 +166,11 @@ export interface RequestAnalysis {
   /** The multilingual reader's harm of the request (apply-multilingual.ts), when it read it. */
   multilingualHarm?: number;
   outputContext: OutputContext | null;
+  /**
+   * Output phase: the answer's own harm read by both models (apply-answer.ts, `answer_harm`), and
+   * the static detector's score it replaced, when the encoder read it.
+   */
+  answerHarm?: { static: number; score: number };
   indirectSources: IndirectSource[];
   indirectScore: number;
   /**
@@ -498,6 +503,7 @@ export function decide(
     ipiThreshold: profile.ipiThreshold,
     harm,
     outputContext: an.outputContext,
+    ...(an.answerHarm && !input ? { answerHarm: an.answerHarm } : {}),
     mutationEvidence: dedupeEvidence(an.mutationEvidence),
     rules,
     builtins,

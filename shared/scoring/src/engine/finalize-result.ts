@@ -113,6 +113,15 @@ export function finalizeResult(ev: LocalEvaluation, judgeInfo: JudgeApplied | nu
                 },
               }
             : {}),
+          ...(ev.answerHarm
+            ? {
+                answer: {
+                  score: r3(ev.answerHarm.score),
+                  static_score: r3(ev.answerHarm.static),
+                  reader: 'both',
+                },
+              }
+            : {}),
           categories: Object.fromEntries(
             HARM_CATEGORIES.map((c) => [c, r3(ev.harm?.categories[c].score ?? 0)]),
           ),

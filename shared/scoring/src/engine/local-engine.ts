@@ -21,7 +21,7 @@ import {
   type EncoderVerdicts,
 } from './apply-encoder.js';
 import { encoderCacheScope } from '../encoder/cached-encoder.js';
-import { encoderCompliance, withCompliance } from './apply-answer.js';
+import { encoderAnswer, withAnswer } from './apply-answer.js';
 import { encoderDocuments, withDocuments } from './apply-documents.js';
 import { multilingualHarm } from './apply-multilingual.js';
 import { applyJudge, renderTranscript, selectForJudge } from './apply-judge.js';
@@ -114,16 +114,13 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         // On input, what the encoder stage read is the checked text: reused, not read again.
         const read = an.parts.phase === 'input' ? enc.read : undefined;
         const judged = withDocuments(judgedHarm(an, enc, ml.score), docs);
-        // On output, the answer's compliance is read once the request's harm is known.
+        // On output, the answer is read (its compliance, its own harm) once the request's harm is
+        // known.
         const [meaning, answer] = await Promise.all([
           encoderRuleMeaning(an, options.encoder, signal, read),
-          encoderCompliance(judged, options.encoder, signal),
+          encoderAnswer(judged, options.encoder, signal),
         ]);
-        ev = decide(
-          withCompliance(judged, detectors, answer.compliance),
-          enc.jailbreak,
-          meaning.scores,
-        );
+        ev = decide(withAnswer(judged, detectors, answer), enc.jailbreak, meaning.scores);
         for (const note of [enc.note, ml.note, docs.note, answer.note, meaning.note])
           if (note) ev.notes.push(note);
       } else ev = evaluateLocal(request, deps);

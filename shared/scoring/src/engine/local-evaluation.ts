@@ -60,6 +60,8 @@ export interface LocalEvaluation {
   harmTopic?: HarmTopic;
   /** Output phase: the request's harm and the answer's compliance with it (null on input). */
   outputContext: OutputContext | null;
+  /** Output phase: the answer's own harm read by both models and the static score it replaced. */
+  answerHarm?: { static: number; score: number };
   mutationEvidence: MutationEvidence[];
   rules: Array<{
     index: number;
