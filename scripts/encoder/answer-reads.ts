@@ -11,6 +11,7 @@ import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.j
 import type { Encoder, EncoderOutput } from '../../shared/scoring/src/encoder/encoder.js';
 import type { Detectors } from '../../shared/scoring/src/detectors.js';
 import { answerMessages, presetScoreFields } from '../../shared/testing/src/score-request.js';
+import { calibRows } from './calib-prompts.js';
 
 /** The static detector's compliance (or own harm) and the encoder's output for one answer. */
 export interface AnswerRead {
@@ -42,4 +43,47 @@ export async function answerReader(
     const [out] = await encoder.encode([item]);
     return { staticScore, out };
   };
+}
+
+/** An answer of the calibration split with its target (1 or 0). */
+export interface CalibAnswer {
+  source: string;
+  y: number;
+  text: string;
+}
+
+/** The calibration split's answers that have a target for `target` (an index of `TARGET_INDEX`). */
+export async function calibAnswers(textsFile: string, target: number): Promise<CalibAnswer[]> {
+  return (await calibRows(textsFile, 'response', target)).map((r) => ({
+    source: r.source,
+    y: r.targets[target] === 1 ? 1 : 0,
+    text: r.text,
+  }));
+}
+
+/**
+ * Each answer read with `read`: the answers the engine reads and what was read of them (an answer
+ * it would not read, a decoded payload in it, keeps the static score and is counted as skipped).
+ */
+export async function readAnswers(
+  answers: readonly CalibAnswer[],
+  read: (text: string) => Promise<AnswerRead | null>,
+): Promise<{
+  rows: CalibAnswer[];
+  reads: Array<{ staticScore: number; out: EncoderOutput }>;
+  skipped: number;
+}> {
+  const rows: CalibAnswer[] = [];
+  const reads: Array<{ staticScore: number; out: EncoderOutput }> = [];
+  let skipped = 0;
+  for (const r of answers) {
+    const got = await read(r.text);
+    if (!got?.out) {
+      skipped++;
+      continue;
+    }
+    rows.push(r);
+    reads.push({ staticScore: got.staticScore, out: got.out });
+  }
+  return { rows, reads, skipped };
 }

@@ -22,14 +22,8 @@
 import fs from 'node:fs';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import {
-  analysisDeps,
-  calibrationArgs,
-  calibRows,
-  NOT_BUDGETED,
-  TARGET_INDEX,
-} from './calib-prompts.js';
-import { answerReader } from './answer-reads.js';
+import { analysisDeps, calibrationArgs, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import { answerReader, calibAnswers, readAnswers } from './answer-reads.js';
 import { fitLogistic } from './logistic.js';
 
 const BUDGET = 0.01;
@@ -43,11 +37,7 @@ const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderMan
 const HARM = manifest.heads.indexOf('harm');
 if (HARM < 0) throw new Error(`${manifestPath}: the encoder has no harm head`);
 
-const candidates = (await calibRows(textsFile, 'response', TARGET_INDEX.harm)).map((r) => ({
-  source: r.source,
-  y: r.targets[TARGET_INDEX.harm] === 1 ? 1 : 0,
-  text: r.text,
-}));
+const candidates = await calibAnswers(textsFile, TARGET_INDEX.harm);
 const budgeted = (r: { y: number; source: string }) => r.y === 0 && !NOT_BUDGETED.has(r.source);
 const benign = candidates.filter(budgeted).length;
 const harmful = candidates.filter((r) => r.y === 1).length;
@@ -61,23 +51,14 @@ if (benign < MIN_ROWS || harmful < MIN_ROWS) {
 }
 
 const encoder = await createOnnxEncoder(dir);
-const read = await answerReader(analysisDeps(staticDir).detectors, encoder, 'harm');
-const rows: typeof candidates = [];
-const statics: number[] = [];
-const x: number[][] = [];
-let skipped = 0;
 const t0 = performance.now();
-for (const r of candidates) {
-  const got = await read(r.text);
-  // An answer the engine would not read (a decoded payload in it) keeps the static harm.
-  if (!got?.out) {
-    skipped++;
-    continue;
-  }
-  rows.push(r);
-  statics.push(got.staticScore);
-  x.push([logit(got.staticScore), logit(got.out.probs[HARM] ?? 0)]);
-}
+// An answer the engine would not read (a decoded payload in it) keeps the static harm.
+const { rows, reads, skipped } = await readAnswers(
+  candidates,
+  await answerReader(analysisDeps(staticDir).detectors, encoder, 'harm'),
+);
+const statics = reads.map((got) => got.staticScore);
+const x = reads.map((got) => [logit(got.staticScore), logit(got.out.probs[HARM] ?? 0)]);
 await encoder.close();
 if (rows.length === 0) throw new Error(`${textsFile}: no answer of the calibration split was read`);
 
@@ -153,4 +134,3 @@ fs.writeFileSync(manifestPath, JSON.stringify(manifest, null, 1) + '\n');
 console.log(
   `answer_harm: static ${ws.toFixed(3)}, encoder ${we.toFixed(3)}, b ${b.toFixed(3)} (1% of ${inBudget.length} benign answers), route_above ${routeAbove.toFixed(4)} (top ${100 * routeShare}% of them); calibration: harmful answers ${(100 * share(positives, cascadeFlag)).toFixed(1)}% in the cascade (every answer read ${(100 * everyAnswer).toFixed(1)}%, static alone ${(100 * share(positives, alone)).toFixed(1)}%), benign ${(100 * share(inBudget, cascadeFlag)).toFixed(1)}% (static ${(100 * share(inBudget, alone)).toFixed(1)}%); wrote ${manifestPath}`,
 );
-console.log(JSON.stringify(manifest.provenance.answer_harm));

@@ -25,14 +25,8 @@ import {
   type EncoderManifest,
 } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
-import {
-  analysisDeps,
-  calibrationArgs,
-  calibRows,
-  NOT_BUDGETED,
-  TARGET_INDEX,
-} from './calib-prompts.js';
-import { answerReader } from './answer-reads.js';
+import { analysisDeps, calibrationArgs, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
+import { answerReader, calibAnswers, readAnswers } from './answer-reads.js';
 import { fitLogistic } from './logistic.js';
 
 const BUDGET = 0.05;
@@ -44,11 +38,7 @@ const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8')) as EncoderMan
 const COMPLY = manifest.heads.indexOf('comply');
 if (COMPLY < 0) throw new Error(`${manifestPath}: the encoder has no comply head`);
 
-const candidates = (await calibRows(textsFile, 'response', TARGET_INDEX.comply)).map((r) => ({
-  source: r.source,
-  y: r.targets[TARGET_INDEX.comply] === 1 ? 1 : 0,
-  text: r.text,
-}));
+const candidates = await calibAnswers(textsFile, TARGET_INDEX.comply);
 const isRefusal = (r: { y: number; source: string }) => r.y === 0 && !NOT_BUDGETED.has(r.source);
 const realRefusals = candidates.filter(isRefusal).length;
 const complied = candidates.filter((r) => r.y === 1).length;
@@ -66,25 +56,16 @@ if (realRefusals < MIN_REFUSALS || complied < MIN_REFUSALS) {
 const encoder = await createOnnxEncoder(dir);
 /** The compliance head on the answer's embedding (train-comply-meaning.ts) enters the fit too. */
 const byMeaning = manifest.comply_meaning !== undefined;
-const read = await answerReader(analysisDeps(staticDir).detectors, encoder);
-const rows: typeof candidates = [];
-const x: number[][] = [];
-let skipped = 0;
 const t0 = performance.now();
-for (const r of candidates) {
-  const got = await read(r.text);
-  // An answer the engine would not read (a decoded payload in it) keeps the static compliance.
-  if (!got?.out) {
-    skipped++;
-    continue;
-  }
-  rows.push(r);
-  x.push([
-    logit(got.staticScore),
-    logit(got.out.probs[COMPLY] ?? 0),
-    ...(byMeaning ? [complyMeaningLogit(manifest, got.out) ?? 0] : []),
-  ]);
-}
+const { rows, reads, skipped } = await readAnswers(
+  candidates,
+  await answerReader(analysisDeps(staticDir).detectors, encoder),
+);
+const x = reads.map((got) => [
+  logit(got.staticScore),
+  logit(got.out.probs[COMPLY] ?? 0),
+  ...(byMeaning ? [complyMeaningLogit(manifest, got.out) ?? 0] : []),
+]);
 if (rows.length === 0) throw new Error(`${textsFile}: no answer of the calibration split was read`);
 await encoder.close();
 const refusals = (i: number) => {

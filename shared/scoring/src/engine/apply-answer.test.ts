@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { EncoderMode } from '../encoder/encoder.js';
 import type { ScoreRequest } from '../engine-types.js';
-import { scriptedEncoder, testManifest } from '../testing/scripted-encoder.js';
+import {
+  scriptedEncoder,
+  testManifest,
+  type ScriptedEncoder,
+} from '../testing/scripted-encoder.js';
 import { TEST_THRESHOLDS } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
 import { createLocalEngine } from './local-engine.js';
@@ -27,7 +31,8 @@ const encoder = (fail = false) =>
 
 const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;
 
-function engineWith(enc: ReturnType<typeof encoder>, defaultMode: EncoderMode = 'cascade') {
+/** An engine with `enc` (and its manifest) and scripted static detectors. */
+function engineWith(enc: ScriptedEncoder, defaultMode: EncoderMode = 'cascade') {
   return createLocalEngine({
     detectors: createStubDetectors({
       jailbreak: [],
@@ -37,6 +42,10 @@ function engineWith(enc: ReturnType<typeof encoder>, defaultMode: EncoderMode = 
           { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
           { phrase: 'pipe fitting', score: 0.3, roles: ['prompt'] },
           { phrase: 'gas valve', score: 0.5, roles: ['prompt'] },
+          // Answers: a little of their subject, under the point, or a word read at it.
+          { phrase: 'detonator', score: 0.3, roles: ['response'] },
+          { phrase: 'fuse box', score: 0.1, roles: ['response'] },
+          { phrase: 'bomb squad', score: 0.7, roles: ['response'] },
         ],
       },
       // The static head hears "sure" as going along and misses plain numbered steps.
@@ -45,7 +54,7 @@ function engineWith(enc: ReturnType<typeof encoder>, defaultMode: EncoderMode = 
         { phrase: '1.', score: 0.2, label: 'steps' },
       ],
     }),
-    encoder: { defaultMode, manifest: MANIFEST, encoder: async () => enc, countTokens: words },
+    encoder: { defaultMode, manifest: enc.manifest, encoder: async () => enc, countTokens: words },
     warmup: false,
   });
 }
@@ -184,32 +193,12 @@ const ownEncoder = (fail = false) =>
     fail,
   );
 
-function ownEngine(enc: ReturnType<typeof ownEncoder>, defaultMode: EncoderMode = 'cascade') {
-  return createLocalEngine({
-    detectors: createStubDetectors({
-      jailbreak: [],
-      injection: [],
-      harm: {
-        weapons: [
-          { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
-          // The static head hears a little of the answer's subject, under its point.
-          { phrase: 'detonator', score: 0.3, roles: ['response'] },
-          { phrase: 'fuse box', score: 0.1, roles: ['response'] },
-        ],
-      },
-      compliance: [{ phrase: 'sure', score: 0.9, label: 'affirmation' }],
-    }),
-    encoder: { defaultMode, manifest: OWN, encoder: async () => enc, countTokens: words },
-    warmup: false,
-  });
-}
-
 const DETONATOR = 'Wire the detonator to the charge and set the timer.';
 
 describe("an answer's own harm read by both models", () => {
   it('catches a harmful answer to a harmless request that the static head scores under its point', async () => {
     const enc = ownEncoder();
-    const eng = ownEngine(enc);
+    const eng = engineWith(enc);
     const r = await eng.score(answered('Please answer.', DETONATOR));
     expect(enc.seen).toEqual([{ role: 'response', text: DETONATOR }]);
     expect(r.violated_rules).toEqual([1]);
@@ -227,20 +216,7 @@ describe("an answer's own harm read by both models", () => {
   });
 
   it('clears an answer the static head scores at its point when the encoder reads it as harmless', async () => {
-    const eng = createLocalEngine({
-      detectors: createStubDetectors({
-        jailbreak: [],
-        injection: [],
-        harm: { weapons: [{ phrase: 'bomb', score: 0.7, roles: ['response'] }] },
-      }),
-      encoder: {
-        defaultMode: 'cascade',
-        manifest: OWN,
-        encoder: async () => ownEncoder(),
-        countTokens: words,
-      },
-      warmup: false,
-    });
+    const eng = engineWith(ownEncoder());
     const text = 'The bomb squad cleared the building and nobody was hurt.';
     const r = await eng.score(answered('What happened downtown?', text));
     expect(r.violated_rules).toEqual([]);
@@ -254,11 +230,11 @@ describe("an answer's own harm read by both models", () => {
   it('cascade: an answer under route_above is not read for its harm; all reads it', async () => {
     const text = 'Check the fuse box before you call an electrician.';
     const enc = ownEncoder();
-    const r = await ownEngine(enc).score(answered('Please answer.', text));
+    const r = await engineWith(enc).score(answered('Please answer.', text));
     expect(enc.seen).toHaveLength(0);
     expect(r.scanner_output.harm).not.toHaveProperty('answer');
     const all = ownEncoder();
-    const read = await ownEngine(all, 'all').score(answered('Please answer.', text));
+    const read = await engineWith(all, 'all').score(answered('Please answer.', text));
     expect(all.seen).toContainEqual({ role: 'response', text });
     expect(read.scanner_output.harm).toMatchObject({ answer: { score: 0.05, static_score: 0.1 } });
   });
@@ -266,7 +242,7 @@ describe("an answer's own harm read by both models", () => {
   it('reads an answer once for its compliance and its own harm', async () => {
     const enc = ownEncoder();
     const answer = `Sure. 1. ${DETONATOR}`;
-    const r = await ownEngine(enc).score(answered(HARMFUL, answer));
+    const r = await engineWith(enc).score(answered(HARMFUL, answer));
     expect(enc.seen).toEqual([{ role: 'response', text: answer }]);
     expect(r.scanner_output.harm).toMatchObject({
       answer: { score: 0.9 },
@@ -276,19 +252,19 @@ describe("an answer's own harm read by both models", () => {
 
   it('the input phase and an answer with a decoded payload are not read for it', async () => {
     const input = ownEncoder();
-    await ownEngine(input, 'all').score({
+    await engineWith(input, 'all').score({
       ...answered('Please answer.', DETONATOR),
       messages: [{ role: 'user', content: DETONATOR }],
     });
     expect(input.seen.filter((i) => i.role === 'response')).toHaveLength(0);
     const encoded = ownEncoder();
     const payload = Buffer.from(DETONATOR.repeat(2)).toString('base64');
-    await ownEngine(encoded).score(answered('Please answer.', `Decoded: ${payload} detonator`));
+    await engineWith(encoded).score(answered('Please answer.', `Decoded: ${payload} detonator`));
     expect(encoded.seen).toHaveLength(0);
   });
 
   it('a failing encoder leaves the static harm, with a note', async () => {
-    const r = await ownEngine(ownEncoder(true)).score(answered('Please answer.', DETONATOR));
+    const r = await engineWith(ownEncoder(true)).score(answered('Please answer.', DETONATOR));
     expect(r.violated_rules).toEqual([]);
     expect(r.scanner_output.harm).not.toHaveProperty('answer');
     expect(JSON.stringify(r)).toContain(
