@@ -22,6 +22,7 @@
 import fs from 'node:fs';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { analysisDeps, calibrationArgs, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
 import { answerReader, calibAnswers, readAnswers } from './answer-reads.js';
 import { fitLogistic } from './logistic.js';
@@ -58,6 +59,9 @@ const { rows, reads, skipped } = await readAnswers(
   await answerReader(analysisDeps(staticDir).detectors, encoder, 'harm'),
 );
 const statics = reads.map((got) => got.staticScore);
+// Longer than one read: served, the blend can only raise the static score (apply-answer.ts).
+const countTokens = wordPieceCounter();
+const partial = rows.map((r) => countTokens(r.text) > manifest.head_tokens + manifest.tail_tokens);
 const x = reads.map((got) => [logit(got.staticScore), logit(got.out.probs[HARM] ?? 0)]);
 await encoder.close();
 if (rows.length === 0) throw new Error(`${textsFile}: no answer of the calibration split was read`);
@@ -69,11 +73,18 @@ const [ws = 1, we = 1, b0 = 0] = fitLogistic(
 const z = x.map(([s = 0, e = 0]) => ws * s + we * e + b0);
 const inBudget = rows.flatMap((r, i) => (budgeted(r) ? [i] : []));
 const sortedDown = (idx: number[], v: (i: number) => number) => idx.map(v).sort((p, q) => q - p);
-const at = sortedDown(inBudget, (i) => z[i] as number)[Math.floor(BUDGET * inBudget.length)] ?? 0;
+const alone = (i: number) => (statics[i] ?? 0) >= 0.5;
+// The budget counts what is served: a long answer the static score flags stays flagged, so the
+// point is set on the other benign answers, with the budget those leave.
+const kept = inBudget.filter((i) => partial[i] && alone(i)).length;
+const rest = inBudget.filter((i) => !(partial[i] && alone(i)));
+const at =
+  sortedDown(rest, (i) => z[i] as number)[
+    Math.max(0, Math.floor(BUDGET * inBudget.length) - kept)
+  ] ?? 0;
 const b = b0 - at;
 // At the point itself the score is 0.5, which the (inclusive) threshold flags.
-const both = (i: number) => (z[i] as number) - at >= 0;
-const alone = (i: number) => (statics[i] ?? 0) >= 0.5;
+const both = (i: number) => (z[i] as number) - at >= 0 || (partial[i] === true && alone(i));
 const positives = rows.flatMap((r, i) => (r.y === 1 ? [i] : []));
 const share = (idx: number[], flagged: (i: number) => boolean) =>
   idx.filter(flagged).length / Math.max(1, idx.length);

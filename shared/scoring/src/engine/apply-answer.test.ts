@@ -272,3 +272,16 @@ describe("an answer's own harm read by both models", () => {
     );
   });
 });
+
+describe("a long answer's own harm", () => {
+  it('is only raised by the encoder, which reads its opening and end, not lowered below the static score of all of it', async () => {
+    const filler = Array.from({ length: 140 }, (_, i) => `word${i}`).join(' ');
+    const long = `${filler} The bomb squad cleared the building. ${filler}`;
+    const r = await engineWith(ownEncoder()).score(answered('What happened downtown?', long));
+    expect(r.violated_rules).toEqual([1]);
+    expect(r.scanner_output.harm).toMatchObject({
+      score: 0.7,
+      answer: { score: 0.7, static_score: 0.7 },
+    });
+  });
+});

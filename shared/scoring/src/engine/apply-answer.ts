@@ -70,6 +70,11 @@ export function answerHarmRead(
 export interface AnswerVerdicts {
   compliance?: number;
   harm?: number;
+  /**
+   * The answer is longer than one read (its opening and end): its own harm read by both can only
+   * raise the static score, which read all of it.
+   */
+  partial?: boolean;
   note?: string;
 }
 
@@ -100,9 +105,10 @@ export async function encoderAnswer(
         : null;
     const harm =
       own && an.checkedHarm ? calibratedAnswerHarm(manifest, an.checkedHarm.any.score, out) : null;
+    const partial = stage.countTokens(item.text) > manifest.head_tokens + manifest.tail_tokens;
     return {
       ...(compliance !== null ? { compliance } : {}),
-      ...(harm !== null ? { harm } : {}),
+      ...(harm !== null ? { harm, ...(partial ? { partial } : {}) } : {}),
     };
   } catch (e) {
     if (signal?.aborted) throw e;
@@ -121,12 +127,16 @@ export async function encoderAnswer(
 export function withAnswer(
   an: RequestAnalysis,
   detectors: Detectors,
-  read: Pick<AnswerVerdicts, 'compliance' | 'harm'>,
+  read: Pick<AnswerVerdicts, 'compliance' | 'harm' | 'partial'>,
 ): RequestAnalysis {
   if (read.compliance === undefined && read.harm === undefined) return an;
   const before = an.checkedHarm;
-  // As a request's harm read by both: the overall score replaced, no category above it.
-  const own = read.harm === undefined || !before ? before : withOverall(before, read.harm, false);
+  // As a request's harm read by both: the overall score replaced, no category above it; for an
+  // answer longer than one read, only raised (the static score read what the encoder did not).
+  const own =
+    read.harm === undefined || !before
+      ? before
+      : withOverall(before, read.harm, read.partial === true);
   const { harm, context } = harmInContext(
     detectors,
     own,
@@ -139,8 +149,8 @@ export function withAnswer(
     checkedHarm: own,
     harm,
     outputContext: context,
-    ...(read.harm !== undefined && before
-      ? { answerHarm: { static: before.any.score, score: read.harm } }
+    ...(read.harm !== undefined && before && own
+      ? { answerHarm: { static: before.any.score, score: own.any.score } }
       : {}),
   };
 }
