@@ -22,6 +22,7 @@
 import fs from 'node:fs';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
+import { fitsOneRead } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { analysisDeps, calibrationArgs, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
 import { answerReader, calibAnswers, readAnswers } from './answer-reads.js';
@@ -60,8 +61,8 @@ const { rows, reads, skipped } = await readAnswers(
 );
 const statics = reads.map((got) => got.staticScore);
 // Longer than one read: served, the blend can only raise the static score (apply-answer.ts).
-const countTokens = wordPieceCounter();
-const partial = rows.map((r) => countTokens(r.text) > manifest.head_tokens + manifest.tail_tokens);
+const stage = { manifest, countTokens: wordPieceCounter() };
+const partial = rows.map((r) => !fitsOneRead(r.text, stage));
 const x = reads.map((got) => [logit(got.staticScore), logit(got.out.probs[HARM] ?? 0)]);
 await encoder.close();
 if (rows.length === 0) throw new Error(`${textsFile}: no answer of the calibration split was read`);
@@ -90,20 +91,20 @@ const share = (idx: number[], flagged: (i: number) => boolean) =>
   idx.filter(flagged).length / Math.max(1, idx.length);
 const everyAnswer = share(positives, both);
 const benignStatic = sortedDown(inBudget, (i) => statics[i] ?? 0);
+/** The cascade reading answers from `above`: not read, the static score stands at its point 0.5. */
+const cascadeFrom = (above: number) => (i: number) =>
+  (statics[i] ?? 0) >= above ? both(i) : alone(i);
 let routeShare = 1;
 let routeAbove = 0;
 for (const s of ROUTE_SHARES) {
   const above = s >= 1 ? 0 : (benignStatic[Math.floor(s * benignStatic.length)] ?? 0);
-  const cascade = share(positives, (i) => (statics[i] ?? 0) >= above && both(i));
-  if (cascade >= everyAnswer - ROUTE_LOSS) {
+  if (share(positives, cascadeFrom(above)) >= everyAnswer - ROUTE_LOSS) {
     routeShare = s;
     routeAbove = above;
     break;
   }
 }
-const routed = (i: number) => (statics[i] ?? 0) >= routeAbove;
-// Not routed, the static score stands at its own point (0.5).
-const cascadeFlag = (i: number) => (routed(i) ? both(i) : alone(i));
+const cascadeFlag = cascadeFrom(routeAbove);
 
 manifest.answer_harm = {
   static: Number(ws.toPrecision(6)),

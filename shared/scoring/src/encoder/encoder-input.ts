@@ -3,7 +3,7 @@ import type { WordPieceTokenizer } from '../ml/wordpiece.js';
 import type { EncoderItem, EncoderManifest } from './encoder.js';
 
 /** Characters read from a text: the training cut (finetune.py reads the first 4,000 too). */
-const MAX_CHARS = 4000;
+export const MAX_CHARS = 4000;
 
 export function encoderIds(
   tokenizer: WordPieceTokenizer,

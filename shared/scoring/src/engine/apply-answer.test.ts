@@ -284,4 +284,11 @@ describe("a long answer's own harm", () => {
       answer: { score: 0.7, static_score: 0.7 },
     });
   });
+
+  it('counts an answer past the characters one read takes as long, however few its tokens', async () => {
+    const long = `The bomb squad cleared the building. ${'x'.repeat(5000)}`;
+    const r = await engineWith(ownEncoder()).score(answered('What happened downtown?', long));
+    expect(r.violated_rules).toEqual([1]);
+    expect(r.scanner_output.harm).toMatchObject({ answer: { score: 0.7, static_score: 0.7 } });
+  });
 });

@@ -24,7 +24,7 @@ import {
   type EncoderManifest,
 } from '../encoder/encoder.js';
 import type { Detectors } from '../detectors.js';
-import { modeOf, withOverall, type EncoderStage } from './apply-encoder.js';
+import { fitsOneRead, modeOf, withOverall, type EncoderStage } from './apply-encoder.js';
 import type { RequestAnalysis } from './evaluate-local.js';
 import { harmInContext } from './text-analysis.js';
 
@@ -105,10 +105,11 @@ export async function encoderAnswer(
         : null;
     const harm =
       own && an.checkedHarm ? calibratedAnswerHarm(manifest, an.checkedHarm.any.score, out) : null;
-    const partial = stage.countTokens(item.text) > manifest.head_tokens + manifest.tail_tokens;
     return {
       ...(compliance !== null ? { compliance } : {}),
-      ...(harm !== null ? { harm, ...(partial ? { partial } : {}) } : {}),
+      ...(harm !== null
+        ? { harm, ...(fitsOneRead(item.text, stage) ? {} : { partial: true }) }
+        : {}),
     };
   } catch (e) {
     if (signal?.aborted) throw e;
@@ -121,8 +122,8 @@ export async function encoderAnswer(
 
 /**
  * `an` with what the encoder read of its answer (`encoderAnswer`): its own harm replaced by the
- * score read by both models (no category above it), then judged in context on the compliance read by both, when there
- * are such.
+ * score read by both models (no category above it; only raised for an answer longer than one
+ * read), then judged in context on the compliance read by both, when there are such.
  */
 export function withAnswer(
   an: RequestAnalysis,

@@ -24,6 +24,7 @@ import {
 } from '../encoder/encoder.js';
 import type { RulePlan } from '../router/rule-router.js';
 import type { MultilingualStage } from './apply-multilingual.js';
+import { MAX_CHARS } from '../encoder/encoder-input.js';
 import { MAX_SEGMENT_CHARS, segmentText } from '../ml/features.js';
 import type { HarmSentence, JailbreakStage, RequestAnalysis } from './evaluate-local.js';
 import { r3 } from './local-evaluation.js';
@@ -117,6 +118,18 @@ export function encoderReads(
 /** Tokens of text one encoder read holds (its window less the role prefix). */
 function windowBudget(stage: Pick<EncoderStage, 'manifest'>): number {
   return stage.manifest.head_tokens + stage.manifest.tail_tokens - PREFIX_TOKENS;
+}
+
+/**
+ * Whether one encoder read holds all of `text` (encoder-input.ts `encoderIds` cuts it neither to
+ * its first MAX_CHARS characters nor to its opening and end). A text over MAX_CHARS is not
+ * tokenised.
+ */
+export function fitsOneRead(
+  text: string,
+  stage: Pick<EncoderStage, 'manifest' | 'countTokens'>,
+): boolean {
+  return text.length <= MAX_CHARS && stage.countTokens(text) <= windowBudget(stage);
 }
 
 /**
