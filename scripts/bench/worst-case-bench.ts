@@ -9,7 +9,7 @@
  *
  * Usage: npm run bench:worst-case [-- --check] [-- --sizes 1,10,100,200] [-- --encoder MODE]
  *                                 [-- --encoder-dir DIR] [-- --no-multilingual]
- *                                 [-- --tool-result | --answer]
+ *                                 [-- --tool-result | --answer | --answer-alone]
  *
  * Without --encoder: the static detectors alone (the synchronous path). With --encoder off,
  * cascade or all: the default engine's asynchronous path with the jailbreak encoder stage in that
@@ -20,7 +20,8 @@
  * --tool-result sends the text as a tool result after a short request instead of as the user's
  * message: what the encoder stage reads in windows for indirect injection (apply-documents.ts).
  * --answer sends it as the model's answer to a harmful request (the output phase: the answer is
- * judged in context, its compliance read by the encoder too, apply-answer.ts).
+ * judged in context, its compliance read by the encoder too, apply-answer.ts); --answer-alone as
+ * the answer after a neutral request (judged on its own text, whose harm the encoder reads too).
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -32,6 +33,7 @@ import {
   type ScoreResult,
 } from '@guard/scoring';
 import {
+  answerMessages,
   answerToHarmfulRequest,
   presetScoreFields,
   toolResultMessages,
@@ -155,13 +157,17 @@ async function main(): Promise<void> {
   const basic = await presetScoreFields(preset);
   const toolResult = args.includes('--tool-result');
   const answer = args.includes('--answer');
-  if (toolResult && answer) throw new Error('--tool-result and --answer: one or the other');
+  const alone = args.includes('--answer-alone');
+  if ([toolResult, answer, alone].filter(Boolean).length > 1)
+    throw new Error('--tool-result, --answer and --answer-alone: one of them');
   const request = (text: string): ScoreRequest => ({
     messages: toolResult
       ? toolResultMessages(text)
       : answer
         ? answerToHarmfulRequest(text)
-        : [{ role: 'user', content: text }],
+        : alone
+          ? answerMessages(text)
+          : [{ role: 'user', content: text }],
     ...basic,
     reasoning_mode: 'off',
   });
@@ -182,7 +188,7 @@ async function main(): Promise<void> {
     encoderMode ? engine.score(r) : engine.scoreSync(r);
 
   console.log(
-    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${preset}", ${toolResult ? 'a tool result after a short request' : answer ? 'the answer to a harmful request' : 'user message'}.`,
+    `Worst-case scoring time per KB: whole local engine${encoderMode ? `, encoder ${encoderMode}` : ''}, preset "${preset}", ${toolResult ? 'a tool result after a short request' : answer ? 'the answer to a harmful request' : alone ? 'an answer after a neutral request' : 'user message'}.`,
   );
   console.log(
     `node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${new Date().toISOString().slice(0, 10)}; 1 KB = ${KB} characters; median of ${sizes.map(samplesFor).join('/')} samples.\n`,
