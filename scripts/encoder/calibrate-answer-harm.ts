@@ -9,7 +9,8 @@
  *   node --conditions=source --import tsx scripts/encoder/calibrate-answer-harm.ts TRAIN_TEXTS.jsonl DIR [STATIC_DIR]
  *
  * A logistic regression of "harmful" on the static detector's overall harm logit of the answer and
- * the encoder's harm-head logit; its offset is shifted so that BUDGET (1%) of the benign answers
+ * the encoder's harm-head logit (a reader whose weight comes out negative is dropped and the fit
+ * redone on the other); its offset is shifted so that BUDGET (1%) of the benign answers
  * of sources in the budgets (not in scripts/train/not-budgeted.json: RTP-LX's benign completions
  * are contrast cases) reach 0.5, as the harm of a request is held to 1% of ordinary prompts.
  * `route_above`, the static score from which the cascade reads an answer: the lowest of
@@ -26,7 +27,7 @@ import { fitsOneRead } from '../../shared/scoring/src/engine/apply-encoder.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
 import { analysisDeps, calibrationArgs, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
 import { answerReader, calibAnswers, readAnswers } from './answer-reads.js';
-import { fitLogistic } from './logistic.js';
+import { fitNonNegative } from './logistic.js';
 
 const BUDGET = 0.01;
 const ROUTE_SHARES = [0.05, 0.1, 0.2, 0.3, 0.5, 1];
@@ -67,7 +68,8 @@ const x = reads.map((got) => [logit(got.staticScore), logit(got.out.probs[HARM] 
 await encoder.close();
 if (rows.length === 0) throw new Error(`${textsFile}: no answer of the calibration split was read`);
 
-const [ws = 1, we = 1, b0 = 0] = fitLogistic(
+// Neither reader may count against what it reads (a negative weight is dropped, the fit redone).
+const [ws = 1, we = 1, b0 = 0] = fitNonNegative(
   x,
   rows.map((r) => r.y),
 );

@@ -27,7 +27,7 @@ import {
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { analysisDeps, calibrationArgs, NOT_BUDGETED, TARGET_INDEX } from './calib-prompts.js';
 import { answerReader, calibAnswers, readAnswers } from './answer-reads.js';
-import { fitLogistic } from './logistic.js';
+import { fitNonNegative } from './logistic.js';
 
 const BUDGET = 0.05;
 /** Fewer real refusals (or complied answers) than this leave the manifest without a point. */
@@ -73,27 +73,11 @@ const refusals = (i: number) => {
   return r !== undefined && isRefusal(r);
 };
 
-/** The columns of x: static, encoder's comply head, and the head by meaning when there is one. */
-const READERS = byMeaning ? [0, 1, 2] : [0, 1];
-/**
- * The weights (then the offset) of the fit on the columns `keep` of x, zero for the others. The
- * three readers say the same thing, so a fit may give one a negative weight (more compliance read
- * there, less compliance overall) to correct the others on these few hundred answers: such a
- * column is dropped and the fit redone (non-negative stacking; greedily, the most negative first,
- * down to one reader), so that no reader counts against what it reads.
- */
-function nonNegativeFit(keep: number[]): number[] {
-  const fit = fitLogistic(
-    x.map((row) => keep.map((k) => row[k] ?? 0)),
-    rows.map((r) => r.y),
-  );
-  const worst = keep.reduce((w, _, i) => ((fit[i] ?? 0) < (fit[w] ?? 0) ? i : w), 0);
-  if ((fit[worst] ?? 0) < 0 && keep.length > 1)
-    return nonNegativeFit(keep.filter((_, i) => i !== worst));
-  const weights = READERS.map((k) => (keep.includes(k) ? (fit[keep.indexOf(k)] ?? 0) : 0));
-  return [...weights, fit[keep.length] ?? 0];
-}
-const fit = nonNegativeFit(READERS);
+// The three readers say much the same thing: no reader may count against what it reads.
+const fit = fitNonNegative(
+  x,
+  rows.map((r) => r.y),
+);
 const [ws = 1, we = 1] = fit;
 const wm = byMeaning ? (fit[2] ?? 0) : undefined;
 const b0 = fit[fit.length - 1] ?? 0;

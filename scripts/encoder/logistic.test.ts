@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { seeded } from '../../shared/testing/src/seeded.js';
-import { fitLogistic } from './logistic.js';
+import { fitLogistic, fitNonNegative } from './logistic.js';
 
 /** The gradient of the mean log loss at `w` (weights, then the intercept). */
 function gradient(x: number[][], y: number[], w: number[]): number[] {
@@ -46,5 +46,37 @@ describe('fitLogistic', () => {
     const w = fitLogistic(x, y);
     for (const v of w) expect(Math.abs(v)).toBeLessThan(10);
     for (const g of gradient(x, y, w)) expect(Math.abs(g)).toBeLessThan(1e-6);
+  });
+});
+
+describe('fitNonNegative', () => {
+  // Two readers of one signal: the second is the first plus noise, so the unconstrained fit
+  // corrects one with the other and gives the noisier a negative weight.
+  const rng = seeded(5);
+  const x: number[][] = [];
+  const y: number[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const s = 4 * rng() - 2;
+    const noise = 3 * (rng() - 0.5);
+    x.push([s, s + noise, noise]);
+    y.push(rng() < 1 / (1 + Math.exp(-2 * s)) ? 1 : 0);
+  }
+
+  it('drops a reader the plain fit weighs negative, and refits on the others', () => {
+    const plain = fitLogistic(x, y);
+    expect(Math.min(...plain.slice(0, 3))).toBeLessThan(0);
+    const [a = 0, b = 0, c = 0, d = 0] = fitNonNegative(x, y);
+    for (const v of [a, b, c]) expect(v).toBeGreaterThanOrEqual(0);
+    expect([a, b, c].filter((v) => v === 0).length).toBeGreaterThanOrEqual(1);
+    // what is left still reads the signal, whatever column carries it
+    expect(a + b).toBeGreaterThan(1);
+    expect(Math.abs(d)).toBeLessThan(0.5);
+  });
+
+  it('is the plain fit when no weight is negative', () => {
+    const cols = x.map(([s = 0, e = 0]) => [s, e]);
+    const plain = fitLogistic(cols, y);
+    expect(Math.min(...plain.slice(0, 2))).toBeGreaterThanOrEqual(0);
+    expect(fitNonNegative(cols, y)).toEqual(plain);
   });
 });

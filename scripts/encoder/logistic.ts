@@ -34,10 +34,36 @@ export function fitLogistic(x: number[][], y: number[]): number[] {
     let t = 1;
     const tried = (tt: number) => w.map((v, a) => v - tt * (step[a] ?? 0));
     while (t > 1e-6 && logLoss(x, y, tried(t)) > before) t /= 2;
+    // No step along this direction lowers the loss (the optimum, to rounding): keep the weights.
+    if (logLoss(x, y, tried(t)) > before) break;
     tried(t).forEach((v, a) => (w[a] = v));
     if (t * step.reduce((s, v) => s + Math.abs(v), 0) < 1e-9) break;
   }
   return w;
+}
+
+/**
+ * `fitLogistic` with no negative weight: readers that say much the same thing may get one (more
+ * of it read, less overall) to correct the others on a few hundred rows; such a column is dropped
+ * and the fit redone, the most negative first, down to one column (non-negative stacking), so
+ * that no reader counts against what it reads. The weights of every column of `x` (0 for those
+ * dropped), then the intercept.
+ */
+export function fitNonNegative(x: number[][], y: number[]): number[] {
+  const all = (x[0] ?? []).map((_, k) => k);
+  const fitOn = (keep: number[]): number[] => {
+    const fit = fitLogistic(
+      x.map((row) => keep.map((k) => row[k] ?? 0)),
+      y,
+    );
+    const worst = keep.reduce((w, _, i) => ((fit[i] ?? 0) < (fit[w] ?? 0) ? i : w), 0);
+    if ((fit[worst] ?? 0) < 0 && keep.length > 1) return fitOn(keep.filter((_, i) => i !== worst));
+    return [
+      ...all.map((k) => (keep.includes(k) ? (fit[keep.indexOf(k)] ?? 0) : 0)),
+      fit[keep.length] ?? 0,
+    ];
+  };
+  return fitOn(all);
 }
 
 /** The summed log loss of weights `w` (then the intercept) on rows `x` with labels `y`. */

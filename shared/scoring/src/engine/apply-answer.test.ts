@@ -8,6 +8,9 @@ import {
 } from '../testing/scripted-encoder.js';
 import { TEST_THRESHOLDS } from '../testing/requests.js';
 import { createStubDetectors } from '../testing/stub-detectors.js';
+import { withAnswer } from './apply-answer.js';
+import { createPolicyCompiler } from './compiled-policy.js';
+import { analyseRequest } from './evaluate-local.js';
 import { createLocalEngine } from './local-engine.js';
 
 // An answer's compliance read by both models, with the static detectors and the encoder scripted:
@@ -45,6 +48,7 @@ function engineWith(enc: ScriptedEncoder, defaultMode: EncoderMode = 'cascade') 
           // Answers: a little of their subject, under the point, or a word read at it.
           { phrase: 'detonator', score: 0.3, roles: ['response'] },
           { phrase: 'fuse box', score: 0.1, roles: ['response'] },
+          { phrase: 'circuit breaker', score: 0.2, roles: ['response'] },
           { phrase: 'bomb squad', score: 0.7, roles: ['response'] },
         ],
       },
@@ -224,7 +228,18 @@ describe("an answer's own harm read by both models", () => {
       score: 0.05,
       answer: { score: 0.05, static_score: 0.7 },
     });
+    expect(r.reasoning).toContain(
+      "The output's own harm, read by the encoder and the static detector, is 0.05, under the violation threshold; the static detector alone scored it 0.7.",
+    );
     expect(eng.scoreSync(answered('What happened downtown?', text)).violated_rules).toEqual([1]);
+  });
+
+  it('cascade: an answer whose static harm is exactly route_above is read', async () => {
+    const text = 'Flip the circuit breaker back on.';
+    const enc = ownEncoder();
+    const r = await engineWith(enc).score(answered('Please answer.', text));
+    expect(enc.seen).toEqual([{ role: 'response', text }]);
+    expect(r.scanner_output.harm).toMatchObject({ answer: { score: 0.05, static_score: 0.2 } });
   });
 
   it('cascade: an answer under route_above is not read for its harm; all reads it', async () => {
@@ -270,6 +285,51 @@ describe("an answer's own harm read by both models", () => {
     expect(JSON.stringify(r)).toContain(
       "encoder unavailable for the answer (model file missing): its own harm is the static detector's",
     );
+  });
+
+  it('a failing encoder asked for both reads of an answer says so once', async () => {
+    const r = await engineWith(ownEncoder(true)).score(answered(HARMFUL, `Sure. 1. ${DETONATOR}`));
+    expect(r.scanner_output.harm).not.toHaveProperty('answer');
+    expect(r.scanner_output.harm).toMatchObject({ context: { reader: 'static' } });
+    expect(r.scanner_output.notes).toEqual([
+      "encoder unavailable for the answer (model file missing): its compliance and own harm are the static detector's",
+    ]);
+  });
+
+  describe('which harm is decided', () => {
+    const detectors = createStubDetectors({
+      jailbreak: [],
+      injection: [],
+      harm: {
+        weapons: [
+          { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
+          { phrase: 'detonator', score: 0.3, roles: ['response'] },
+        ],
+      },
+      compliance: [{ phrase: 'sure', score: 0.9, label: 'affirmation' }],
+    });
+    const an = analyseRequest(answered(HARMFUL, `Sure. ${DETONATOR}`), {
+      detectors,
+      compile: createPolicyCompiler(),
+    });
+
+    it("the answer's own harm read by both, when it is the higher, is the harm decided: the same object, so the request's words do not name its category", () => {
+      // before the read the answer is harmful through the request (0.9 against its own 0.3)
+      expect(an.harm).not.toBe(an.checkedHarm);
+      for (const compliance of [0.2, 0.95]) {
+        const read = withAnswer(an, detectors, { harm: 0.95, compliance });
+        expect(read.harm).toBe(read.checkedHarm);
+        expect(read.harm?.any.score).toBe(0.95);
+        expect(read.answerHarm).toEqual({ static: 0.3, score: 0.95 });
+      }
+    });
+
+    it('the harm in context, when it is the higher, is decided', () => {
+      const read = withAnswer(an, detectors, { harm: 0.5, compliance: 0.95 });
+      expect(read.harm).not.toBe(read.checkedHarm);
+      expect(read.harm?.any.score).toBe(0.9);
+      expect(read.checkedHarm?.any.score).toBe(0.5);
+    });
   });
 });
 

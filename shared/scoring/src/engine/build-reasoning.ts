@@ -27,6 +27,10 @@ export function buildReasoning(
     lines.push(
       `The output's own harm, read by the encoder and the static detector: ${r3(own.score)} (static detector ${r3(own.static)}).`,
     );
+  else if (own && own.static >= t.violation)
+    lines.push(
+      `The output's own harm, read by the encoder and the static detector, is ${r3(own.score)}, under the violation threshold; the static detector alone scored it ${r3(own.static)}.`,
+    );
   const violated = rules.filter((r) => r.violated);
   for (const r of violated) {
     lines.push(
