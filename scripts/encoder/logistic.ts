@@ -34,7 +34,9 @@ export function fitLogistic(x: number[][], y: number[]): number[] {
     let t = 1;
     const tried = (tt: number) => w.map((v, a) => v - tt * (step[a] ?? 0));
     while (t > 1e-6 && logLoss(x, y, tried(t)) > before) t /= 2;
-    // No step along this direction lowers the loss (the optimum, to rounding): keep the weights.
+    // No step along this direction lowers the loss: keep the weights. Near the optimum that is
+    // rounding; from a start saturated far from it (features of |25| or more, which `logit`'s clamp
+    // at about 16 keeps out of the calibrations) the fit stalls here, as it did before this check.
     if (logLoss(x, y, tried(t)) > before) break;
     tried(t).forEach((v, a) => (w[a] = v));
     if (t * step.reduce((s, v) => s + Math.abs(v), 0) < 1e-9) break;
@@ -47,7 +49,8 @@ export function fitLogistic(x: number[][], y: number[]): number[] {
  * of it read, less overall) to correct the others on a few hundred rows; such a column is dropped
  * and the fit redone, the most negative first, down to one column (non-negative stacking), so
  * that no reader counts against what it reads. The weights of every column of `x` (0 for those
- * dropped), then the intercept.
+ * dropped), then the intercept. A last column left is kept whatever its sign (a calibration that
+ * gets a negative weight there has no reader to fall back on).
  */
 export function fitNonNegative(x: number[][], y: number[]): number[] {
   const all = (x[0] ?? []).map((_, k) => k);

@@ -64,6 +64,7 @@ import {
   lookalikeCombos,
   identityStatements,
   safetyQuestions,
+  threatRows,
   mulberry32,
   pick,
   technicalNoise,
@@ -541,6 +542,19 @@ function augment(
     for (const text of safetyQuestions(split)) {
       const t = emptyTargets().fill(0);
       docs.push(synthDoc(text, 'benign', 'prompt', 'safety-questions', split, t));
+    }
+  // Threats of violence and their contrast cases (requests for help with a threat, violent
+  // idioms): only with GUARD_TRAIN_THREATS=1 (synthetic.ts THREATS).
+  if (process.env.GUARD_TRAIN_THREATS === '1')
+    for (const { text, harmful: isThreat } of threatRows(split)) {
+      const t = emptyTargets().fill(0);
+      if (isThreat) {
+        t[HARM] = 1;
+        for (const c of ['violence', 'harassment'] as const)
+          t[CAT0 + HARM_CATEGORIES.indexOf(c)] = 1;
+      }
+      const family = isThreat ? 'threats' : 'threat-contrast';
+      docs.push(synthDoc(text, isThreat ? 'harmful' : 'benign', 'prompt', family, split, t));
     }
   // Plain statements of who someone is (harm and category hard negatives).
   for (const { text, newGroup } of identityStatements(split)) {

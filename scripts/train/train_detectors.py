@@ -121,7 +121,8 @@ def doc_weights(data):
     for i, d in enumerate(docs):
         n = groups.get((d["source"], d["label"]), 1)
         w[i] = min(1.0, 4000.0 / n)
-        if d["source"] in ("synthetic:harm-lookalike", "synthetic:roleplay-benign", "synthetic:scenario-benign", "synthetic:identity"):
+        if d["source"] in ("synthetic:harm-lookalike", "synthetic:roleplay-benign", "synthetic:scenario-benign", "synthetic:identity",
+                           "synthetic:threats", "synthetic:threat-contrast"):
             w[i] *= 3.0
         if d["role"] == "document" and d["label"] == "benign" and d["source"] == "bipia":
             w[i] *= 3.0
