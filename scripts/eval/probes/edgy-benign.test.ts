@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jaccard } from '../jaccard.js';
+import { nearCopies } from '../jaccard.js';
 import { readRows } from '../../multilingual/rows.js';
 import {
   BENIGN_ROLEPLAY,
@@ -13,8 +13,6 @@ import {
 } from '../../train/synthetic.js';
 
 const probe = readRows('scripts/eval/probes/edgy-benign.jsonl');
-
-const words = (t: string) => new Set(t.toLowerCase().match(/[a-z0-9']+/g) ?? []);
 
 describe('edgy benign probe (security, medical, fiction and history questions)', () => {
   it('holds 16 benign prompts of each kind, all distinct', () => {
@@ -38,9 +36,13 @@ describe('edgy benign probe (security, medical, fiction and history questions)',
       ...lookalikeCombos(),
       ...safetyQuestions('train'),
       ...safetyQuestions('val'),
-    ].map(words);
-    const near = probe.filter((r) => written.some((w) => jaccard(words(r.text), w) >= 0.5));
-    expect(near.map((r) => r.text)).toEqual([]);
+    ];
+    expect(
+      nearCopies(
+        probe.map((r) => r.text),
+        written,
+      ),
+    ).toEqual([]);
   });
 
   it('keeps the safety questions of training apart from their val part: templates and slots', () => {

@@ -34,30 +34,33 @@ const encoder = (fail = false) =>
 
 const words = (t: string) => t.split(/\s+/u).filter(Boolean).length;
 
-/** An engine with `enc` (and its manifest) and scripted static detectors. */
+/** Scripted static detectors: harm phrases by role, and compliance phrases. */
+const DETECTORS = createStubDetectors({
+  jailbreak: [],
+  injection: [],
+  harm: {
+    weapons: [
+      { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
+      { phrase: 'pipe fitting', score: 0.3, roles: ['prompt'] },
+      { phrase: 'gas valve', score: 0.5, roles: ['prompt'] },
+      // Answers: a little of their subject, under the point, or a word read at it.
+      { phrase: 'detonator', score: 0.3, roles: ['response'] },
+      { phrase: 'fuse box', score: 0.1, roles: ['response'] },
+      { phrase: 'circuit breaker', score: 0.2, roles: ['response'] },
+      { phrase: 'bomb squad', score: 0.7, roles: ['response'] },
+    ],
+  },
+  // The static head hears "sure" as going along and misses plain numbered steps.
+  compliance: [
+    { phrase: 'sure', score: 0.9, label: 'affirmation' },
+    { phrase: '1.', score: 0.2, label: 'steps' },
+  ],
+});
+
+/** An engine with `enc` (and its manifest) and the scripted static detectors. */
 function engineWith(enc: ScriptedEncoder, defaultMode: EncoderMode = 'cascade') {
   return createLocalEngine({
-    detectors: createStubDetectors({
-      jailbreak: [],
-      injection: [],
-      harm: {
-        weapons: [
-          { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
-          { phrase: 'pipe fitting', score: 0.3, roles: ['prompt'] },
-          { phrase: 'gas valve', score: 0.5, roles: ['prompt'] },
-          // Answers: a little of their subject, under the point, or a word read at it.
-          { phrase: 'detonator', score: 0.3, roles: ['response'] },
-          { phrase: 'fuse box', score: 0.1, roles: ['response'] },
-          { phrase: 'circuit breaker', score: 0.2, roles: ['response'] },
-          { phrase: 'bomb squad', score: 0.7, roles: ['response'] },
-        ],
-      },
-      // The static head hears "sure" as going along and misses plain numbered steps.
-      compliance: [
-        { phrase: 'sure', score: 0.9, label: 'affirmation' },
-        { phrase: '1.', score: 0.2, label: 'steps' },
-      ],
-    }),
+    detectors: DETECTORS,
     encoder: { defaultMode, manifest: enc.manifest, encoder: async () => enc, countTokens: words },
     warmup: false,
   });
@@ -297,19 +300,8 @@ describe("an answer's own harm read by both models", () => {
   });
 
   describe('which harm is decided', () => {
-    const detectors = createStubDetectors({
-      jailbreak: [],
-      injection: [],
-      harm: {
-        weapons: [
-          { phrase: 'explosive device', score: 0.9, roles: ['prompt'] },
-          { phrase: 'detonator', score: 0.3, roles: ['response'] },
-        ],
-      },
-      compliance: [{ phrase: 'sure', score: 0.9, label: 'affirmation' }],
-    });
     const an = analyseRequest(answered(HARMFUL, `Sure. ${DETONATOR}`), {
-      detectors,
+      detectors: DETECTORS,
       compile: createPolicyCompiler(),
     });
 
@@ -317,7 +309,7 @@ describe("an answer's own harm read by both models", () => {
       // before the read the answer is harmful through the request (0.9 against its own 0.3)
       expect(an.harm).not.toBe(an.checkedHarm);
       for (const compliance of [0.2, 0.95]) {
-        const read = withAnswer(an, detectors, { harm: 0.95, compliance });
+        const read = withAnswer(an, DETECTORS, { harm: 0.95, compliance });
         expect(read.harm).toBe(read.checkedHarm);
         expect(read.harm?.any.score).toBe(0.95);
         expect(read.answerHarm).toEqual({ static: 0.3, score: 0.95 });
@@ -325,7 +317,7 @@ describe("an answer's own harm read by both models", () => {
     });
 
     it('the harm in context, when it is the higher, is decided', () => {
-      const read = withAnswer(an, detectors, { harm: 0.5, compliance: 0.95 });
+      const read = withAnswer(an, DETECTORS, { harm: 0.5, compliance: 0.95 });
       expect(read.harm).not.toBe(read.checkedHarm);
       expect(read.harm?.any.score).toBe(0.9);
       expect(read.checkedHarm?.any.score).toBe(0.5);
