@@ -1,7 +1,7 @@
 /** The human-readable `reasoning` of a result. */
 import type { RuleScore } from '../engine-types.js';
 import type { JudgeApplied } from './apply-judge.js';
-import { r3, type LocalEvaluation } from './local-evaluation.js';
+import { r3, r3Side, type LocalEvaluation } from './local-evaluation.js';
 
 export function buildReasoning(
   ev: LocalEvaluation,
@@ -29,7 +29,7 @@ export function buildReasoning(
     );
   else if (own && own.static >= t.violation)
     lines.push(
-      `The output's own harm, read by the encoder and the static detector, is ${r3(own.score)}, under the violation threshold; the static detector alone scored it ${r3(own.static)}.`,
+      `The output's own harm, read by the encoder and the static detector, is ${r3Side(own.score, t.violation)}, under the violation threshold; the static detector alone scored it ${r3(own.static)}.`,
     );
   const violated = rules.filter((r) => r.violated);
   for (const r of violated) {

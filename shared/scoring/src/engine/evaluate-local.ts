@@ -17,6 +17,7 @@ import { countTokens } from './token-counter.js';
 import {
   BUILTIN_JAILBREAK_DESCRIPTION,
   r3,
+  r3Side,
   type BuiltinRule,
   type IndirectSource,
   type LocalEvaluation,
@@ -435,12 +436,12 @@ export function decide(
       name: 'jailbreak',
       description: BUILTIN_JAILBREAK_DESCRIPTION,
       mode: 'block',
-      score: r3(jailbreak.score),
+      score: r3Side(jailbreak.score, thresholds.jailbreak),
       threshold: thresholds.jailbreak,
       violated: jailbreak.score >= thresholds.jailbreak,
       evidence: [
         stage?.evidence ??
-          `jailbreak detector ${r3(jailbreak.score)}${describeSpans(jailbreak.spans)}${jailbreak.variant !== 'text' ? ` (in decoded ${jailbreak.variant} content)` : ''}`,
+          `jailbreak detector ${r3Side(jailbreak.score, thresholds.jailbreak)}${describeSpans(jailbreak.spans)}${jailbreak.variant !== 'text' ? ` (in decoded ${jailbreak.variant} content)` : ''}`,
       ],
     },
   ];
@@ -467,7 +468,7 @@ export function decide(
       description:
         'Built-in indirect prompt injection check on third-party content (prompt_injection mode).',
       mode: 'block',
-      score: r3(indirectScore),
+      score: r3Side(indirectScore, profile.ipiThreshold),
       threshold: profile.ipiThreshold,
       violated: indirectScore >= profile.ipiThreshold,
       evidence: [

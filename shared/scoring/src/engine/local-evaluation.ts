@@ -14,6 +14,16 @@ export const BUILTIN_JAILBREAK_DESCRIPTION =
   'Built-in jailbreak detection on user input (always evaluated).';
 
 export const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+/**
+ * `r3` on the same side of `limit` as `x`, so that a score printed beside its threshold agrees
+ * with the verdict (0.4996 under 0.5 is 0.499, not 0.5).
+ */
+export const r3Side = (x: number, limit: number): number => {
+  const r = r3(x);
+  if (x < limit && r >= limit) return Math.floor(x * 1000) / 1000;
+  if (x >= limit && r < limit) return Math.ceil(x * 1000) / 1000;
+  return r;
+};
 
 /** One third-party text's indirect-injection score, and which model gave it. */
 export interface IndirectSource {
