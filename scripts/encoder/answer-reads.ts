@@ -8,7 +8,11 @@
 import { answerRead, readableAnswer } from '../../shared/scoring/src/engine/apply-answer.js';
 import { createPolicyCompiler } from '../../shared/scoring/src/engine/compiled-policy.js';
 import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
-import type { Encoder, EncoderOutput } from '../../shared/scoring/src/encoder/encoder.js';
+import type {
+  Encoder,
+  EncoderItem,
+  EncoderOutput,
+} from '../../shared/scoring/src/encoder/encoder.js';
 import type { Detectors } from '../../shared/scoring/src/detectors.js';
 import { answerMessages, presetScoreFields } from '../../shared/testing/src/score-request.js';
 import { calibRows } from './calib-prompts.js';
@@ -19,29 +23,47 @@ export interface AnswerRead {
   out: EncoderOutput | undefined;
 }
 
+/** What the engine reads of one answer: the encoder's item and the static detector's score. */
+export interface AnswerItem {
+  item: EncoderItem;
+  staticScore: number;
+}
+
 /**
- * A reader of answers with `detectors` and `encoder`, for their compliance or (`what` harm) their
+ * The engine's analysis of answers with `detectors`, for their compliance or (`what` harm) their
  * own harm: null for an answer the engine would not read (a decoded payload in it keeps the static
  * score).
  */
-export async function answerReader(
+export async function answerAnalyser(
   detectors: Detectors,
-  encoder: Encoder,
   what: 'compliance' | 'harm' = 'compliance',
-): Promise<(text: string) => Promise<AnswerRead | null>> {
+): Promise<(text: string) => AnswerItem | null> {
   const deps = { detectors, compile: createPolicyCompiler() };
   // The preset's harm rules: the output phase reads an answer's compliance for policies with some.
   const preset = await presetScoreFields('Basic Content Safety');
-  return async (text) => {
+  return (text) => {
     const an = analyseRequest(
       { messages: answerMessages(text), ...preset, reasoning_mode: 'off' },
       deps,
     );
     const item = what === 'harm' ? readableAnswer(an) : answerRead(an, 'all');
     const staticScore = what === 'harm' ? an.checkedHarm?.any.score : an.outputContext?.compliance;
-    if (!item || staticScore === undefined) return null;
-    const [out] = await encoder.encode([item]);
-    return { staticScore, out };
+    return item && staticScore !== undefined ? { item, staticScore } : null;
+  };
+}
+
+/** A reader of answers with `detectors` and `encoder`: answerAnalyser's item, encoded. */
+export async function answerReader(
+  detectors: Detectors,
+  encoder: Encoder,
+  what: 'compliance' | 'harm' = 'compliance',
+): Promise<(text: string) => Promise<AnswerRead | null>> {
+  const analyse = await answerAnalyser(detectors, what);
+  return async (text) => {
+    const got = analyse(text);
+    if (!got) return null;
+    const [out] = await encoder.encode([got.item]);
+    return { staticScore: got.staticScore, out };
   };
 }
 

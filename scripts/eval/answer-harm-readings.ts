@@ -12,15 +12,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { readableAnswer } from '../../shared/scoring/src/engine/apply-answer.js';
 import { fitsOneRead } from '../../shared/scoring/src/engine/apply-encoder.js';
-import { analyseRequest } from '../../shared/scoring/src/engine/evaluate-local.js';
 import { logit, type EncoderManifest } from '../../shared/scoring/src/encoder/encoder.js';
 import { createOnnxEncoder } from '../../shared/scoring/src/encoder/onnx-encoder.js';
 import { wordPieceCounter } from '../../shared/scoring/src/ml/ml-model.js';
-import { answerMessages, presetScoreFields } from '../../shared/testing/src/score-request.js';
 import { analysisDeps, NOT_BUDGETED, TARGET_INDEX } from '../encoder/calib-prompts.js';
-import { calibAnswers } from '../encoder/answer-reads.js';
+import { answerAnalyser, calibAnswers } from '../encoder/answer-reads.js';
 import { fitNonNegative } from '../encoder/logistic.js';
 
 const [textsFile, dir, ...files] = process.argv.slice(2);
@@ -34,7 +31,7 @@ const manifest = JSON.parse(
 const HARM = manifest.heads.indexOf('harm');
 const COMPLY = manifest.heads.indexOf('comply');
 const deps = analysisDeps(undefined);
-const preset = await presetScoreFields('Basic Content Safety');
+const analyse = await answerAnalyser(deps.detectors, 'harm');
 const encoder = await createOnnxEncoder(dir);
 const stage = { manifest, countTokens: wordPieceCounter() };
 
@@ -52,13 +49,9 @@ interface Row {
 }
 
 async function read(text: string): Promise<Omit<Row, 'source' | 'y' | 'budgeted'> | null> {
-  const an = analyseRequest(
-    { messages: answerMessages(text), ...preset, reasoning_mode: 'off' },
-    deps,
-  );
-  const item = readableAnswer(an);
-  const s = an.checkedHarm?.any.score;
-  if (!item || s === undefined) return null;
+  const got = analyse(text);
+  if (!got) return null;
+  const { item, staticScore: s } = got;
   const [asAnswer, asPrompt] = await encoder.encode([item, { role: 'prompt', text: item.text }]);
   if (!asAnswer || !asPrompt) return null;
   const sp = deps.detectors.harm(item.text, 'prompt').any.score;
