@@ -7,7 +7,7 @@ one linear layer for the heads jailbreak, injection, harm and comply (BCE, rows 
 masked), and scores rows ({text, role} JSONL) into {jailbreak, injection, harmful} lines.
 
   python finetune.py train --texts T.jsonl --base MINILM_DIR --out DIR [--per-source N] [--epochs E]
-                            [--split S] [--joined N] [--pasted N] [--seed N]
+                            [--split S] [--joined N] [--pasted N] [--seed N] [--whole SRC,SRC]
   python finetune.py score --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
   python finetune.py export --model DIR --base MINILM_DIR   (model.onnx + model.int8.onnx)
   python finetune.py score-onnx --model DIR --base MINILM_DIR --rows R.jsonl --scores OUT.jsonl
@@ -313,14 +313,23 @@ def training_rows(a, rng):
     """The rows `train` fits, in order: the source-balanced sample plus the joined prompts and
     the prompts with a pasted document."""
     texts = read_rows(a.texts, a.split)  # read once for all
-    rows, counts = sample(texts, a.per_source, rng)
+    whole = set(filter(None, (a.whole or '').split(',')))
+    # the recipe's own rows are drawn as if the whole families were not in the build
+    base = [r for r in texts if r['source'] not in whole]
+    rows, counts = sample(base, a.per_source, rng)
     for n, make, family in ((a.joined, joined_rows, 'synthetic:joined'),
                             (a.pasted, pasted_rows, 'synthetic:pasted')):
         if n:
-            extra = make(texts, n, rng)
+            extra = make(base, n, rng)
             counts[family] = len(extra)
             rows += extra
-    if a.joined or a.pasted:
+    for src in sorted(whole):
+        # a small family the balanced sample would dilute in its synthetic group: every row of it,
+        # a.whole_repeat times (as train_detectors.py weights the written families)
+        kept = [r for r in texts if r['source'] == src] * a.whole_repeat
+        counts[src] = len(kept)
+        rows += kept
+    if a.joined or a.pasted or whole:
         rng.shuffle(rows)
     return rows, counts
 
@@ -574,6 +583,9 @@ if __name__ == '__main__':
     ap.add_argument('--pasted', type=int, default=0,
                     help='add this many prompts holding a piece of a benign document (and half as many with a '
                          'jailbreak, a quarter with a harmful request, beside it): pasted_rows()')
+    ap.add_argument('--whole', help='comma-separated sources (e.g. synthetic:threats) fitted whole, outside the '
+                                    'source-balanced sample, --whole-repeat times each (not in the shipped recipe)')
+    ap.add_argument('--whole-repeat', type=int, default=3)
     ap.add_argument('--seed', type=int, default=SEED,
                     help='seed of the training sample and of torch (another draw of the same recipe: how far '
                          'its numbers move from one fine-tuning to the next)')

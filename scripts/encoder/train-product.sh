@@ -9,7 +9,9 @@
 #      prompts holding a piece of a benign document, finetune.py --pasted, measured on 2026-11-29
 #      and not shipped: docs/detection-quality.md; FT_SEED=N another draw of the recipe, its sample
 #      and initialisation; FT_SOUP=DIR,DIR averages the weights of earlier fine-tunings instead of
-#      training, finetune.py soup, measured on 2026-11-29 and not shipped), export to ONNX with
+#      training, finetune.py soup, measured on 2026-11-29 and not shipped; FT_WHOLE=SRC,SRC fits
+#      those sources of the build whole, three times each, outside the balanced sample,
+#      finetune.py --whole, e.g. synthetic:threats with GUARD_TRAIN_THREATS=1, not shipped), export to ONNX with
 #      the map that gives the embedding output its meaning back (finetune.py meaning_map: ridge
 #      fit to the base model's embeddings, ~4 min), int8 dynamic quantisation
 #   4. calibration on the build's *calib* split with the shipped static model (calibrate.ts), and
@@ -46,7 +48,8 @@ if [ -n "${FT_SOUP:-}" ]; then
 else
   "$PY" "$HERE/finetune.py" train --arch minilm --texts "$BUILD/train-texts.jsonl" --base "$BASE" \
     --out "$OUT" --split train --per-source "${FT_PER_SOURCE:-1000}" --epochs "${FT_EPOCHS:-1}" \
-    --joined "${FT_JOINED:-3000}" --pasted "${FT_PASTED:-0}" ${FT_SEED:+--seed "$FT_SEED"}
+    --joined "${FT_JOINED:-3000}" --pasted "${FT_PASTED:-0}" ${FT_SEED:+--seed "$FT_SEED"} \
+    ${FT_WHOLE:+--whole "$FT_WHOLE"}
 fi
 "$PY" "$HERE/finetune.py" export --model "$OUT" --base "$BASE" --texts "$BUILD/train-texts.jsonl"
 node --conditions=source --import tsx "$HERE/calibrate.ts" "$BUILD/train-texts.jsonl" "$OUT"
