@@ -11,6 +11,7 @@
  * scripts/eval/loso.ts): all their rows go to the validation split, so the cross-split dedupe also
  * drops training rows that duplicate them. Unset, the build is unchanged. $GUARD_TRAIN_TEXTS=1 also
  * writes train-texts.jsonl (the training and calibration rows as text with their head targets).
+ * $GUARD_TRAIN_WEAK_KEEP=FILE keeps only the weakly labelled rows FILE lists (see WEAK_KEEP).
  *
  * Usage: tsx --conditions=source scripts/train/build-dataset.ts
  */
@@ -72,6 +73,7 @@ import {
   type Rng,
 } from './synthetic.js';
 import { VAL_SOURCES } from './sources.js';
+import { fnv, norm } from './text-hash.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATA = process.env.GUARD_TRAIN_DATA ?? path.resolve(ROOT, '../shared/data/train');
@@ -84,6 +86,18 @@ const EXCLUDE = new Set(
     .map((s) => s.trim())
     .filter(Boolean),
 );
+/**
+ * $GUARD_TRAIN_WEAK_KEEP=FILE (written by scripts/train/clean-weak-labels.ts): of the rows with a
+ * weak label (`weak_label:*`: hh_rlhf_harmless_base's red-team openers, every one labelled harmful,
+ * innocuous ones included), only those FILE lists (`kept`, by textHash) are kept; the others are
+ * dropped as unlabelled. Unset, every row is kept.
+ */
+const WEAK_KEEP: Set<number> | null = process.env.GUARD_TRAIN_WEAK_KEEP
+  ? new Set(
+      (JSON.parse(readFileSync(process.env.GUARD_TRAIN_WEAK_KEEP, 'utf8')) as { kept: number[] })
+        .kept,
+    )
+  : null;
 const MAX_TRAIN_CHARS = 6000;
 
 /** `comply`: does a response go along with the harmful request it answers (see COMPLY_SOURCES). */
@@ -125,19 +139,6 @@ interface Row {
   label: Label;
   categories?: string[];
   source: string;
-}
-
-function fnv(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
-function norm(s: string): string {
-  return s
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
 }
 
 function tag(row: Row, prefix: string): string | undefined {
@@ -285,6 +286,8 @@ function splitOf(row: Row): Split | 'drop' {
   else if (row.source === 'gpteacher_roleplay') split = h % 10 < 3 ? 'val' : 'train';
   else if (row.source === 'gpteacher_codegen') split = h % 10 < 2 ? 'val' : 'train';
   if (EXCLUDE.has(row.source)) return 'val';
+  if (WEAK_KEEP !== null && cats.some((c) => c.startsWith('weak_label:')) && !WEAK_KEEP.has(h))
+    return 'drop';
   if (split === 'train' && (h >>> 8) % 10 === 0) split = 'calib';
   return split;
 }
