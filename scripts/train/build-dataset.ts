@@ -73,7 +73,7 @@ import {
   type Rng,
 } from './synthetic.js';
 import { VAL_SOURCES } from './sources.js';
-import { fnv, norm } from './text-hash.js';
+import { fnv, norm, textHash, weaklyLabelled } from './text-hash.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DATA = process.env.GUARD_TRAIN_DATA ?? path.resolve(ROOT, '../shared/data/train');
@@ -263,7 +263,7 @@ const VAL_XSID_LANGS = new Set(['ja', 'kk', 'lt', 'tr', 'id', 'sr', 'nap', 'da']
 
 function splitOf(row: Row): Split | 'drop' {
   const cats = row.categories ?? [];
-  const h = fnv(norm(row.text));
+  const h = textHash(row.text);
   let split: Split = 'train';
   if (VAL_SOURCES.has(row.source)) split = 'val';
   else if (row.source === 'jailbreak_llms')
@@ -286,8 +286,7 @@ function splitOf(row: Row): Split | 'drop' {
   else if (row.source === 'gpteacher_roleplay') split = h % 10 < 3 ? 'val' : 'train';
   else if (row.source === 'gpteacher_codegen') split = h % 10 < 2 ? 'val' : 'train';
   if (EXCLUDE.has(row.source)) return 'val';
-  if (WEAK_KEEP !== null && cats.some((c) => c.startsWith('weak_label:')) && !WEAK_KEEP.has(h))
-    return 'drop';
+  if (WEAK_KEEP !== null && weaklyLabelled(cats) && !WEAK_KEEP.has(h)) return 'drop';
   if (split === 'train' && (h >>> 8) % 10 === 0) split = 'calib';
   return split;
 }

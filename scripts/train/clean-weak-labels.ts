@@ -14,11 +14,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createDefaultEngine } from '@guard/scoring';
 import { presetScoreFields } from '@guard/testing/score-request';
 import { readRows } from '../multilingual/rows.js';
-import { textHash } from './text-hash.js';
+import { textHash, weaklyLabelled } from './text-hash.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -30,7 +31,9 @@ if (!modelDir || !out || !(point > 0 && point < 1)) {
   console.error('usage: clean-weak-labels.ts MODEL_DIR FILE [--point P in (0, 1)]');
   process.exit(2);
 }
-const data = process.env.GUARD_TRAIN_DATA ?? path.resolve('../shared/data/train');
+// The training data build-dataset.ts reads, found the same way (beside the repository root).
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const data = process.env.GUARD_TRAIN_DATA ?? path.resolve(ROOT, '../shared/data/train');
 const engine = createDefaultEngine({
   modelDir,
   encoder: { mode: 'off', multilingual: false, cache: 0 },
@@ -40,8 +43,7 @@ const kept: number[] = [];
 let read = 0;
 for (const f of fs.readdirSync(data).filter((x) => x.endsWith('.jsonl'))) {
   for (const row of readRows(path.join(data, f))) {
-    const cats = (row as { categories?: string[] }).categories ?? [];
-    if (!cats.some((c) => c.startsWith('weak_label:'))) continue;
+    if (!weaklyLabelled((row as { categories?: string[] }).categories)) continue;
     read++;
     const r = await engine.score({
       messages: [{ role: 'user', content: row.text }],
